@@ -1,0 +1,177 @@
+"""The claim registry: one TOML file per claim in `claims/`, loaded into `Claim` records.
+
+A claim file holds data only (id, paper, result, status, statement, params, tolerances, tiers) and
+names the plain function that checks it (`check = "module:function"`). The function receives a
+`CheckContext` and returns an `ibverify.evidence.Outcome`.
+
+Status and expectation:
+- paper / reconstructed: the suite expects the claim to HOLD;
+- control: a negative control, expected to be REFUTED (the check must be able to fail);
+- beyond: a finding, reported as measured (no pass/fail of a paper).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import IbverifyError
+from .evidence import Outcome
+
+STATUSES = ("paper", "reconstructed", "control", "beyond")
+TIERS = ("smoke", "fast", "full")
+REQUIRED = ("id", "paper", "result", "status", "statement", "check")
+
+# verdict words
+HOLDS, FAILS, REFUTED, NOT_REFUTED, FINDING, ERROR = (
+    "holds", "does not hold", "refuted", "not refuted", "finding", "error")
+
+
+@dataclass
+class Claim:
+    id: str
+    paper: str
+    result: str
+    status: str
+    statement: str
+    check: str
+    params: dict[str, Any] = field(default_factory=dict)
+    tolerances: dict[str, Any] = field(default_factory=dict)
+    tiers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    assumptions: list[str] = field(default_factory=list)
+    controls: list[str] = field(default_factory=list)
+    convention: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def expect(self) -> str:
+        return {"control": REFUTED, "beyond": FINDING}.get(self.status, HOLDS)
+
+    def params_for(self, tier: str) -> dict[str, Any]:
+        """Claim params with the tier's overrides applied."""
+        if tier not in self.tiers:
+            raise IbverifyError(f"claim {self.id} has no '{tier}' tier (has: {', '.join(self.tiers)})")
+        return {**self.params, **self.tiers[tier]}
+
+    def tol(self, name: str) -> float:
+        t = self.tolerances[name]
+        return float(t["value"] if isinstance(t, dict) else t)
+
+    def function(self) -> Callable[["CheckContext"], Outcome]:
+        mod, _, fn = self.check.partition(":")
+        try:
+            return getattr(importlib.import_module(mod), fn)
+        except (ImportError, AttributeError) as e:
+            raise IbverifyError(f"claim {self.id}: check '{self.check}' cannot be loaded: {e}") from None
+
+    def check_hash(self) -> str:
+        """Hash of the check's source and the claim's data: a stale baseline shows a different hash."""
+        fn = self.function()
+        src = inspect.getsource(inspect.getmodule(fn))
+        data = repr((self.params, self.tolerances, self.tiers, self.status))
+        return hashlib.sha256((src + data).encode()).hexdigest()[:16]
+
+
+@dataclass
+class CheckContext:
+    """What a check function gets: the claim, its tier-resolved parameters, a seed and a progress hook."""
+
+    claim: Claim
+    tier: str
+    params: dict[str, Any]
+    seed: int = 0
+    progress: Callable[[str], None] = lambda msg: None
+
+    def tol(self, name: str) -> float:
+        return self.claim.tol(name)
+
+    @property
+    def status(self) -> str:
+        return self.claim.status
+
+
+def verdict(claim: Claim, outcome: Outcome | None) -> str:
+    """The verdict word from the predicate's truth and the claim's status."""
+    if outcome is None:
+        return ERROR
+    if claim.status == "beyond":
+        return FINDING
+    if outcome.holds is None:
+        return ERROR
+    if claim.status == "control":
+        return NOT_REFUTED if outcome.holds else REFUTED
+    return HOLDS if outcome.holds else FAILS
+
+
+def as_expected(claim: Claim, word: str) -> bool:
+    return word == claim.expect
+
+
+def default_claims_dir() -> Path:
+    """`$IBVERIFY_CLAIMS`, else `./claims`, else the copy installed with the package."""
+    env = os.environ.get("IBVERIFY_CLAIMS")
+    if env:
+        return Path(env)
+    here = Path.cwd() / "claims"
+    if here.is_dir() and any(here.glob("*.toml")):
+        return here
+    repo = Path(__file__).resolve().parent.parent / "claims"
+    if repo.is_dir():
+        return repo
+    return Path(sys.prefix) / "share" / "ibverify" / "claims"
+
+
+def load_claim(path: Path) -> Claim:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise IbverifyError(f"{path}: invalid TOML: {e}") from None
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise IbverifyError(f"{path}: claim file lacks {', '.join(missing)}")
+    if data["status"] not in STATUSES:
+        raise IbverifyError(f"{path}: status must be one of {STATUSES}, got {data['status']!r}")
+    unknown = set(data.get("tiers", {})) - set(TIERS)
+    if unknown:
+        raise IbverifyError(f"{path}: unknown tier(s) {sorted(unknown)}; tiers are {TIERS}")
+    if Path(path).stem != data["id"]:
+        raise IbverifyError(f"{path}: file name must be the claim id {data['id']!r}")
+    fields = Claim.__dataclass_fields__
+    extra = set(data) - set(fields)
+    if extra:
+        raise IbverifyError(f"{path}: unknown key(s) {sorted(extra)}")
+    return Claim(**data, path=str(path))
+
+
+def load_registry(directory: Path | None = None) -> list[Claim]:
+    d = Path(directory) if directory else default_claims_dir()
+    files = sorted(d.glob("*.toml"))
+    if not files:
+        raise IbverifyError(f"no claim files (*.toml) in {d}")
+    claims = [load_claim(f) for f in files]
+    ids = [c.id for c in claims]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise IbverifyError(f"duplicate claim ids: {sorted(dup)}")
+    return claims
+
+
+def select(claims: list[Claim], ids: list[str] | None, tier: str) -> list[Claim]:
+    """Claims named by `ids` (exact ids or prefixes like `baek.`), restricted to those with `tier`."""
+    if ids:
+        chosen = [c for c in claims if any(c.id == i or (i.endswith(".") and c.id.startswith(i)) for i in ids)]
+        unknown = [i for i in ids if not any(c.id == i or (i.endswith(".") and c.id.startswith(i)) for c in claims)]
+        if unknown:
+            raise IbverifyError(f"unknown claim id(s): {', '.join(unknown)} (see `ibverify claims`)")
+        missing = [c.id for c in chosen if tier not in c.tiers]
+        if missing:
+            raise IbverifyError(f"claim(s) {', '.join(missing)} have no '{tier}' tier")
+        return chosen
+    return [c for c in claims if tier in c.tiers]

@@ -1,0 +1,80 @@
+"""Evidence records: what a claim's check returns and what the report draws.
+
+A check never renders anything; it returns an `Outcome` holding numbers (`figures`), curves
+(`series`) and optional tables. Verdicts are derived from `Outcome.holds` and the claim's status
+(see `ibverify.claims.verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Series:
+    """One curve of evidence, e.g. the gap 1 - cos(w_t, w2) at log-spaced steps t."""
+
+    name: str
+    x: list[float]
+    y: list[float]
+    xlabel: str = "step"
+    ylabel: str = ""
+    log_x: bool = True
+    log_y: bool = True
+    group: str = ""  # series with the same group are drawn in one plot
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["x"] = [_finite_or_none(v) for v in self.x]
+        d["y"] = [_finite_or_none(v) for v in self.y]
+        return d
+
+
+@dataclass
+class Outcome:
+    """The result of running a claim's check.
+
+    holds: truth value of the claim's predicate on the evidence (None for `beyond` findings,
+           which report a measurement rather than pass/fail).
+    figure: the key figure, one line for the index table.
+    figures: named numbers (tracked by `ibverify compare`).
+    """
+
+    holds: bool | None
+    figure: str
+    figures: dict[str, float] = field(default_factory=dict)
+    series: list[Series] = field(default_factory=list)
+    details: str = ""
+    examples: int = 0
+    counterexample: dict[str, Any] | None = None
+    table: list[dict[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "holds": self.holds,
+            "figure": self.figure,
+            "figures": {k: _finite_or_none(float(v)) for k, v in self.figures.items()},
+            "series": [s.to_json() for s in self.series],
+            "details": self.details,
+            "examples": self.examples,
+            "counterexample": self.counterexample,
+            "table": self.table,
+        }
+
+
+def _finite_or_none(v: float) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def log_slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of log(y) against log(x); the trend of a gap curve (negative: falling)."""
+    import numpy as np
+
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    ok = (xa > 0) & (ya > 0) & np.isfinite(ya)
+    if ok.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(xa[ok]), np.log(ya[ok]), 1)[0])
