@@ -1,0 +1,1 @@
+"""Claim check functions: plain functions `check(ctx) -> Outcome`, one module per family."""

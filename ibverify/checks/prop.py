@@ -1,0 +1,62 @@
+"""Running a hypothesis property inside a check, keeping every example's evidence.
+
+`run_property(ctx, strategy, evaluate)` calls `evaluate(example) -> Example` on generated
+examples; the property is `example.ok`. It returns all evaluated examples and the failing one
+(hypothesis replays the shrunk counterexample last). Settings come from the active hypothesis
+profile (`ci`: derandomized, `dev`: random) and the tier's `examples` / `shrink` parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+from ..claims import CheckContext
+
+
+@dataclass
+class Example:
+    ok: bool
+    figures: dict[str, float]
+    curves: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    reason: str = ""
+    description: str = ""
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PropertyResult:
+    holds: bool
+    examples: list[Example]
+    failing: Example | None
+
+
+class _Counterexample(AssertionError):
+    pass
+
+
+def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
+    seen: list[Example] = []
+    phases = [Phase.explicit, Phase.reuse, Phase.generate]
+    if ctx.params.get("shrink", False):
+        phases.append(Phase.shrink)
+    base = settings()  # the loaded profile (derandomize etc.)
+
+    @settings(base, max_examples=int(ctx.params.get("examples", 5)), deadline=None, database=None,
+              phases=phases, report_multiple_bugs=False, print_blob=False,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def prop(example):
+        r = evaluate(example)
+        seen.append(r)
+        ctx.progress(f"example {len(seen)}: {'ok' if r.ok else 'counterexample'} {r.description}")
+        if not r.ok:
+            raise _Counterexample(r.reason)
+
+    try:
+        prop()
+    except _Counterexample:
+        return PropertyResult(False, seen, seen[-1])
+    return PropertyResult(True, seen, None)

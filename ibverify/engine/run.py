@@ -1,0 +1,154 @@
+"""The run loop: dataset Z, optimizer spec, horizon → `Run` (iterates at log-spaced checkpoints).
+
+Engines:
+  compiled   numba kernels in a log-frame (fast, long horizons; the default)
+  reference  the transform chains of `ibverify.optim` in float64 numpy (small, obviously correct)
+  mpmath     the same chains in arbitrary precision (oracle for the compiled engine)
+Start at w = 0. Every random choice comes from `spec.seed`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .. import IbverifyError
+from ..optim import OptimizerSpec, Sampler, build
+from ..optim.backend import Float64, MPMath
+from ..optim.transforms import Grad
+from . import kernels as K
+
+ENGINES = ("compiled", "reference", "mpmath")
+KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
+        "ngd": K.NGD, "adam-proxy": K.PROXY}
+CHUNK_WORK = 1 << 21  # sample-steps per kernel call (bounds index memory, paces progress)
+
+
+@dataclass
+class Run:
+    spec: OptimizerSpec
+    engine: str
+    w: np.ndarray
+    steps: int
+    checkpoints: np.ndarray  # step counts at which iterates were recorded
+    ws: np.ndarray           # iterates, one row per checkpoint
+    diagnostics: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def log_checkpoints(steps: int, count: int) -> np.ndarray:
+    """About `count` log-spaced step counts in [1, steps], always including `steps`."""
+    if steps < 1:
+        raise IbverifyError(f"number of steps must be >= 1, got {steps}")
+    pts = np.unique(np.geomspace(1, steps, max(count, 2)).round().astype(np.int64))
+    return np.unique(np.r_[pts, steps])
+
+
+def check_data(Z: np.ndarray) -> np.ndarray:
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    if Z.ndim != 2 or not np.all(np.isfinite(Z)):
+        raise IbverifyError("Z must be a finite 2-d array (rows z_i = y_i x_i)")
+    return Z
+
+
+def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.ndarray = 30,
+        engine: str = "compiled", log_frame: bool = True, dps: int = 50,
+        progress: Callable[[int, int], None] | None = None) -> Run:
+    """Run `spec` for `steps` steps on label-folded data Z and record w at the checkpoints."""
+    if engine not in ENGINES:
+        raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    Z = check_data(Z)
+    spec = spec.resolved(Z.shape[0])
+    cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
+    t0 = time.perf_counter()
+    if engine == "compiled":
+        ws, diag = _run_compiled(Z, spec, cps, log_frame, progress)
+    else:
+        if not log_frame:
+            raise IbverifyError("log_frame=False applies to the compiled engine only")
+        xp = Float64() if engine == "reference" else MPMath(dps)
+        ws, diag = _run_chain(Z, spec, cps, xp, progress)
+    return Run(spec, engine, ws[-1].copy(), int(cps[-1]), cps, ws, diag, time.perf_counter() - t0)
+
+
+class CompiledState:
+    """Everything a compiled run needs to continue: iterate, moments, frame, step, sampler."""
+
+    def __init__(self, d: int, spec: OptimizerSpec, n: int):
+        self.w, self.m, self.v, self.s = (np.zeros(d) for _ in range(4))
+        self.t = 0
+        self.diag = np.zeros(K.N_DIAG, dtype=np.int64)
+        self.sampler = Sampler(n, spec.batch_size, spec.order, spec.seed)
+
+    def advance(self, Z, spec: OptimizerSpec, steps: int, log_frame: bool) -> None:
+        per = max(1, CHUNK_WORK // spec.batch_size)
+        while steps > 0:
+            k = min(steps, per)
+            idx = self.sampler.next(k)
+            K.run_chunk(KIND[spec.name], Z, idx, self.w, self.m, self.v, self.s, self.t, spec.lr,
+                        spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
+                        K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL, log_frame, self.diag)
+            self.t += k
+            steps -= k
+
+    def diagnostics(self) -> dict:
+        f, sh, st = (int(x) for x in self.diag)
+        return {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st,
+                "max_log_scale": float(self.s.max(initial=0.0))}
+
+
+def _run_compiled(Z, spec, cps, log_frame, progress):
+    st = CompiledState(Z.shape[1], spec, Z.shape[0])
+    ws = np.empty((len(cps), Z.shape[1]))
+    for j, c in enumerate(cps):
+        while st.t < c:
+            per = max(1, CHUNK_WORK // spec.batch_size)
+            st.advance(Z, spec, min(c - st.t, per), log_frame)
+            if progress:
+                progress(st.t, int(cps[-1]))
+        ws[j] = st.w
+    return ws, st.diagnostics()
+
+
+def iterate_chain(Z, spec: OptimizerSpec, xp):
+    """Reference iteration, one step at a time: yields (t, w, g, optimizer state) after each step.
+
+    g = −(1/b) Σ_{i∈B} e^{l_i} z_i with l_i = log|ℓ'(z_i·w)| (log domain, no frame).
+    `spec` must be resolved (`spec.resolved(n)`).
+    """
+    n, d = Z.shape
+    Zx = xp.array(Z)
+    opt = build(spec, xp)
+    state = opt.init(d)
+    w = xp.zeros(d)
+    sampler = Sampler(n, spec.batch_size, spec.order, spec.seed)
+    bnum = xp.num(spec.batch_size)
+    t = 0
+    while True:
+        zb = Zx[sampler.next(1)[0]]
+        lw = xp.log_weights(zb @ w, spec.loss)
+        G = -(xp.exp(lw)[:, None] * zb)
+        g = G.sum(axis=0) / bnum
+        u, state = opt.update(g, Grad(g, G), state, t)
+        w = w + u
+        t += 1
+        yield t, w, g, state
+
+
+def _run_chain(Z, spec, cps, xp, progress):
+    ws = np.empty((len(cps), Z.shape[1]))
+    stalled, j, w_prev = 0, 0, None
+    for t, w, g, _ in iterate_chain(Z, spec, xp):
+        if w_prev is not None:
+            stalled += bool(np.all(w == w_prev) and np.any(g != 0))
+        w_prev = w
+        if progress and t % 1000 == 0:
+            progress(t, int(cps[-1]))
+        while j < len(cps) and cps[j] == t:
+            ws[j] = xp.to_float(w)
+            j += 1
+        if j == len(cps):
+            return ws, {"stalled_steps": stalled}

@@ -1,0 +1,43 @@
+"""Which samples each step uses: index blocks of shape (steps, b), generated chunk by chunk.
+
+cyclic:      step t uses positions t·b, …, t·b+b−1 of the sequence 0,1,…,N−1,0,1,… (b = 1: Inc-Adam)
+reshuffle:   the same over a stream of fresh random permutations, one per epoch
+replacement: b indices drawn i.i.d. uniformly each step
+Full batch (b = N, cyclic) is every sample every step. All randomness comes from one seeded
+numpy Generator whose state is part of a checkpoint.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Sampler:
+    def __init__(self, n: int, b: int, order: str, seed: int = 0):
+        self.n, self.b, self.order = n, b, order
+        self.rng = np.random.default_rng(seed)
+        self.pos = 0  # position in the index stream (cyclic / reshuffle)
+        self.buffer = np.empty(0, dtype=np.int64)
+
+    def next(self, steps: int) -> np.ndarray:
+        """Index block for the next `steps` steps."""
+        n, b = self.n, self.b
+        if self.order == "replacement":
+            return self.rng.integers(0, n, size=(steps, b))
+        need = steps * b
+        if self.order == "cyclic":
+            out = (self.pos + np.arange(need)) % n
+            self.pos = (self.pos + need) % n
+            return out.reshape(steps, b)
+        while self.buffer.size < need:
+            self.buffer = np.concatenate([self.buffer, self.rng.permutation(n)])
+        out, self.buffer = self.buffer[:need], self.buffer[need:]
+        return out.reshape(steps, b)
+
+    def state(self) -> dict:
+        return {"pos": self.pos, "buffer": self.buffer.tolist(), "rng": self.rng.bit_generator.state}
+
+    def restore(self, st: dict) -> None:
+        self.pos = st["pos"]
+        self.buffer = np.asarray(st["buffer"], dtype=np.int64)
+        self.rng.bit_generator.state = st["rng"]

@@ -1,0 +1,113 @@
+"""Optimizers as chains of tiny transforms (optax style), for linear models.
+
+A transform maps an incoming `Grad` to an update direction, keeping its own state:
+    init(d)                      -> state
+    update(u, grad, state, t)    -> (u', state')
+`u` is the running direction (the batch gradient at the start of the chain), `grad` the raw batch
+information (mean gradient g and per-sample gradients G), t the 0-based global step. The last
+transform is always `scale_by_schedule`, producing the step added to w.
+
+Arithmetic goes through a backend `xp` (`ibverify.optim.backend`): float64 numpy or mpmath, so
+the same chain is the numpy reference and the arbitrary-precision oracle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+
+@dataclass
+class Grad:
+    g: Any  # mean gradient over the batch, shape (d,)
+    G: Any  # per-sample gradients of the batch, shape (b, d)
+
+
+class Transform(NamedTuple):
+    init: Callable[[int], Any]
+    update: Callable[[Any, Grad, Any, int], tuple[Any, Any]]
+
+
+def chain(*ts: Transform) -> Transform:
+    """Apply transforms in order; state is the tuple of their states."""
+
+    def init(d):
+        return tuple(t.init(d) for t in ts)
+
+    def update(u, grad, state, t):
+        new = []
+        for tr, s in zip(ts, state):
+            u, s = tr.update(u, grad, s, t)
+            new.append(s)
+        return u, tuple(new)
+
+    return Transform(init, update)
+
+
+def scale_by_adam(xp, beta1: float, beta2: float, eps: float = 0.0, bias_correction: bool = False) -> Transform:
+    """m ← β1 m + (1−β1) u;  v ← β2 v + (1−β2) u²;
+    u ← m̂ ⊘ (sqrt(v̂) + ε) with m̂ = m/(1−β1^{t+1}), v̂ = v/(1−β2^{t+1}) if bias_correction else m, v;
+    m_{−1} = v_{−1} = 0 and 0/0 := 0 (coordinates that never saw a gradient do not move)."""
+    b1, b2, e = xp.num(beta1), xp.num(beta2), xp.num(eps)
+
+    def init(d):
+        return xp.zeros(d), xp.zeros(d)
+
+    def update(u, grad, state, t):
+        m, v = state
+        m = b1 * m + (1 - b1) * u
+        v = b2 * v + (1 - b2) * u * u
+        mh, vh = m, v
+        if bias_correction:
+            mh = m / (1 - b1 ** (t + 1))
+            vh = v / (1 - b2 ** (t + 1))
+        return xp.safe_div(mh, xp.sqrt(vh) + e), (m, v)
+
+    return Transform(init, update)
+
+
+def trace(xp, beta: float) -> Transform:
+    """m ← β m + (1−β) u;  u ← m   (EMA momentum, m_{−1} = 0)."""
+    b = xp.num(beta)
+
+    def init(d):
+        return xp.zeros(d)
+
+    def update(u, grad, m, t):
+        m = b * m + (1 - b) * u
+        return m, m
+
+    return Transform(init, update)
+
+
+def scale_by_sign(xp) -> Transform:
+    """u ← sign(u)  (sign(0) = 0): the ℓ∞ steepest-descent map."""
+    return Transform(lambda d: (), lambda u, grad, s, t: (xp.sign(u), s))
+
+
+def normalize_l2(xp) -> Transform:
+    """u ← u / ‖u‖_2  (0 stays 0): the ℓ2 normalized steepest-descent map."""
+
+    def update(u, grad, s, t):
+        return xp.safe_div(u, xp.norm2(u) + 0 * u), s
+
+    return Transform(lambda d: (), update)
+
+
+def precondition_by_sample_rms(xp) -> Transform:
+    """AdamProxy preconditioner: u ← u ⊘ sqrt(Σ_i G_i^{⊙2}), G_i the per-sample gradients (0/0 := 0)."""
+
+    def update(u, grad, s, t):
+        return xp.safe_div(u, xp.sqrt((grad.G * grad.G).sum(axis=0))), s
+
+    return Transform(lambda d: (), update)
+
+
+def scale_by_schedule(xp, lr: float, lr_decay: float) -> Transform:
+    """u ← −η_t u with η_t = η0 (t+1)^(−a)."""
+    eta0, a = xp.num(lr), xp.num(lr_decay)
+
+    def update(u, grad, s, t):
+        return -(eta0 * xp.num(t + 1) ** (-a)) * u, s
+
+    return Transform(lambda d: (), update)
