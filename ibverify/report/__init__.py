@@ -1,0 +1,12 @@
+"""Results file (schema `ibverify.results/1`), HTML report and regression gate.
+
+Everything here works from a results dict; nothing re-runs a claim.
+"""
+
+from .commands import compare_command, report_command
+from .compare import CompareResult, compare
+from .html import render_report
+from .schema import SCHEMA, load_results, validate_results, write_results
+
+__all__ = ["SCHEMA", "CompareResult", "compare", "compare_command", "load_results", "render_report",
+           "report_command", "validate_results", "write_results"]

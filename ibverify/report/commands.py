@@ -1,0 +1,28 @@
+"""Entry points for the CLI (`ibverify report`, `ibverify compare`) and the pytest plugin."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from .compare import compare
+from .html import render_report
+from .schema import load_results
+
+
+def report_command(results_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
+    """`ibverify report RESULTS.json --out DIR`: render DIR/index.html from the file alone."""
+    return render_report(load_results(results_path), out_dir)
+
+
+def compare_command(baseline_path: str | os.PathLike, results_path: str | os.PathLike,
+                    out: TextIO | None = None) -> int:
+    """`ibverify compare BASELINE.json RESULTS.json`: print what changed; 0 if no regression, else 1."""
+    out = out or sys.stdout
+    result = compare(load_results(baseline_path), load_results(results_path))
+    for line in result.lines:
+        print(line, file=out)
+    print(result.summary(), file=out)
+    return 0 if result.ok else 1

@@ -1,0 +1,121 @@
+"""Regression gate: compare a baseline results dict with the current one.
+
+Failures (`CompareResult.ok` is False), one line each naming the claim:
+- the verdict got worse, by rank: as expected (2) > unexpected (1) > error (0); e.g. holds → does not
+  hold, refuted → not refuted, anything → error. (A claim that was already unexpected in the baseline
+  and still is does not fail the gate; `ibverify verify`'s exit status covers absolute failures.)
+- a tracked figure regressed beyond its tolerance, became null, or disappeared;
+- a baseline claim is missing from the current results.
+Reported but not failing: new claims, improvements, stale baseline (`check_hash` changed: the check or
+the claim's data changed since the baseline was made), tier mismatch.
+
+Tracked figures: a spec `{"better": "higher"|"lower", "rtol": 0.05, "atol": 0.0}` makes figure f regress
+when it moves in the worse direction by more than max(rtol·|baseline f|, atol). Specs, later wins:
+1. the baseline claim's tolerances by name: `<f>_min` tracks figure `<f>` (higher is better), `<f>_max`
+   tracks `<f>` (lower is better), with the default rtol, when the baseline outcome has figure `<f>`;
+2. the baseline's top-level `"tracked": {"<claim id>": {"<figure>": spec}}`;
+3. the `tracked` argument.
+Untracked figures (and runtimes) are never compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .schema import validate_results
+
+DEFAULT_RTOL = 0.05
+
+
+@dataclass
+class CompareResult:
+    ok: bool = True
+    lines: list[str] = field(default_factory=list)
+    failures: int = 0
+    warnings: int = 0
+    new: int = 0
+
+    def add(self, kind: str, cid: str, text: str) -> None:
+        self.lines.append(f"{kind:<6} {cid}: {text}")
+        if kind == "FAIL":
+            self.ok, self.failures = False, self.failures + 1
+        self.warnings += kind == "WARN"
+        self.new += kind == "NEW"
+
+    def summary(self) -> str:
+        head = "compare: OK" if self.ok else f"compare: FAILED, {self.failures} regression(s)"
+        return f"{head}; {self.warnings} warning(s), {self.new} new claim(s)"
+
+
+def _rank(c: dict) -> int:
+    return 0 if c["verdict"] == "error" else 2 if c["as_expected"] else 1
+
+
+def _figures(c: dict) -> dict:
+    return (c.get("outcome") or {}).get("figures") or {}
+
+
+def tracked_specs(claim: dict, baseline_tracked: dict | None = None, extra: dict | None = None) -> dict:
+    """figure name -> {"better", "rtol", "atol"} for one baseline claim."""
+    figs = _figures(claim)
+    specs: dict[str, dict] = {}
+    for name in claim.get("tolerances") or {}:
+        for suffix, better in (("_min", "higher"), ("_max", "lower")):
+            if name.endswith(suffix) and name[: -len(suffix)] in figs:
+                specs[name[: -len(suffix)]] = {"better": better}
+    for source in (baseline_tracked or {}, extra or {}):
+        for fig, spec in (source.get(claim["id"]) or {}).items():
+            specs[fig] = {**specs.get(fig, {}), **spec}
+    return {f: {"better": s.get("better", "higher"), "rtol": float(s.get("rtol", DEFAULT_RTOL)),
+                "atol": float(s.get("atol", 0.0))} for f, s in specs.items()}
+
+
+def _compare_figure(res: CompareResult, cid: str, fig: str, spec: dict, old, new) -> None:
+    if old is None:
+        return
+    if new is None:
+        res.add("FAIL", cid, f"tracked figure {fig} was {old:.6g}, now missing or non-finite")
+        return
+    slack = max(spec["rtol"] * abs(old), spec["atol"])
+    sign = 1 if spec["better"] == "higher" else -1
+    moved = sign * (new - old)  # > 0: better
+    what = f"figure {fig} {old:.6g} → {new:.6g} ({spec['better']} is better, tolerance {slack:.3g})"
+    if moved < -slack:
+        res.add("FAIL", cid, f"{what}: regressed")
+    elif moved > slack:
+        res.add("BETTER", cid, what)
+
+
+def compare(baseline: dict, current: dict, tracked: dict | None = None) -> CompareResult:
+    """Compare two results dicts (validated here); see the module docstring for the rules."""
+    validate_results(baseline)
+    validate_results(current)
+    res = CompareResult()
+    now = {c["id"]: c for c in current["claims"]}
+    base_ids = {c["id"] for c in baseline["claims"]}
+    for b in baseline["claims"]:
+        cid = b["id"]
+        c = now.get(cid)
+        if c is None:
+            res.add("FAIL", cid, f"missing from current results (baseline verdict: {b['verdict']})")
+            continue
+        change = f"verdict {b['verdict']} → {c['verdict']}"
+        if _rank(c) < _rank(b):
+            detail = c.get("error", "").splitlines()[0] if c["verdict"] == "error" and c.get("error") else ""
+            res.add("FAIL", cid, f"{change} ({'as expected' if b['as_expected'] else 'unexpected'} before, "
+                                 f"{'error' if _rank(c) == 0 else 'unexpected'} now){': ' + detail if detail else ''}")
+        elif _rank(c) > _rank(b):
+            res.add("BETTER", cid, change)
+        elif c["verdict"] != b["verdict"] or c["status"] != b["status"]:
+            res.add("CHANGE", cid, f"{change}, status {b['status']} → {c['status']}")
+        if c["check_hash"] != b["check_hash"]:
+            res.add("WARN", cid, f"stale baseline: check_hash {b['check_hash']} → {c['check_hash']} "
+                                 "(check or claim data changed; refresh the baseline if intended)")
+        if c["tier"] != b["tier"]:
+            res.add("WARN", cid, f"tier {b['tier']} in baseline, {c['tier']} now")
+        for fig, spec in tracked_specs(b, baseline.get("tracked"), tracked).items():
+            _compare_figure(res, cid, fig, spec, _figures(b).get(fig), _figures(c).get(fig))
+    for c in current["claims"]:
+        if c["id"] not in base_ids:
+            res.add("NEW", c["id"], f"verdict {c['verdict']} (not in baseline)")
+    return res
