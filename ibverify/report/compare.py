@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .schema import validate_results
+from .schema import error_line, validate_results
 
 DEFAULT_RTOL = 0.05
 
@@ -101,7 +101,7 @@ def compare(baseline: dict, current: dict, tracked: dict | None = None) -> Compa
             continue
         change = f"verdict {b['verdict']} → {c['verdict']}"
         if _rank(c) < _rank(b):
-            detail = c.get("error", "").splitlines()[0] if c["verdict"] == "error" and c.get("error") else ""
+            detail = error_line(c.get("error")) if c["verdict"] == "error" else ""
             res.add("FAIL", cid, f"{change} ({'as expected' if b['as_expected'] else 'unexpected'} before, "
                                  f"{'error' if _rank(c) == 0 else 'unexpected'} now){': ' + detail if detail else ''}")
         elif _rank(c) > _rank(b):

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 
 from ..claims import STATUSES
-from .schema import validate_results
+from .schema import error_line, validate_results
 from .svg import group_series, plot, sparkline
 
 VERDICT_CLASS = {"holds": "good", "refuted": "good", "does not hold": "bad", "not refuted": "bad",
@@ -183,8 +183,7 @@ def _page(title: str, body: str, js: str) -> str:
 def _key_figure(c: dict) -> str:
     if c["outcome"] and c["outcome"].get("figure"):
         return c["outcome"]["figure"]
-    lines = (c.get("error") or "").strip().splitlines()
-    return lines[-1] if lines else ""  # the exception message, not "Traceback ..."
+    return error_line(c.get("error"))
 
 
 def index_page(results: dict, names: dict[str, str]) -> str:

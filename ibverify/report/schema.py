@@ -176,6 +176,12 @@ def _check_tracked(tracked: Any) -> None:
                         _fail(f"{w}.{key}", "must be >= 0")
 
 
+def error_line(error: str | None) -> str:
+    """The last non-empty line of an error text: the exception message, not 'Traceback ...'."""
+    lines = [ln for ln in (error or "").strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else ""
+
+
 def dumps(results: dict) -> str:
     try:
         return json.dumps(results, indent=1, ensure_ascii=False, allow_nan=False) + "\n"

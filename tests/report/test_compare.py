@@ -1,0 +1,137 @@
+import copy
+import io
+
+import pytest
+
+from ibverify import IbverifyError
+from ibverify.report import compare, write_results
+from ibverify.report.commands import compare_command
+from ibverify.report.compare import tracked_specs
+
+from .conftest import claim_of
+
+
+def _fails(res):
+    return [line for line in res.lines if line.startswith("FAIL")]
+
+
+def _set_verdict(results, cid, holds):
+    c = claim_of(results, cid)
+    c["outcome"]["holds"] = holds
+    word = {"paper": {True: "holds", False: "does not hold"}, "control": {True: "not refuted", False: "refuted"},
+            "reconstructed": {True: "holds", False: "does not hold"}}[c["status"]][holds]
+    c["verdict"], c["as_expected"] = word, word == c["expect"]
+    _resummarize(results)
+
+
+def _resummarize(r):
+    n = len(r["claims"])
+    ok = sum(c["as_expected"] for c in r["claims"])
+    r["summary"] = {"total": n, "as_expected": ok, "unexpected": n - ok,
+                    "errors": sum(c["verdict"] == "error" for c in r["claims"])}
+
+
+def test_identical_results_pass_silently(results):
+    res = compare(results, copy.deepcopy(results))
+    assert res.ok and res.lines == [] and res.summary().startswith("compare: OK")
+
+
+@pytest.mark.parametrize("cid,holds", [("baek.gr-inc-adam-l2", False), ("baek.inc-adam-near-proxy", False),
+                                       ("baek.control.gr-inc-adam-linf", True)])
+def test_worse_verdict_fails_naming_the_claim(results, cid, holds):
+    current = copy.deepcopy(results)
+    _set_verdict(current, cid, holds)
+    res = compare(results, current)
+    assert not res.ok and len(_fails(res)) == 1
+    assert f" {cid}: verdict" in _fails(res)[0] and "as expected before, unexpected now" in _fails(res)[0]
+
+
+def test_verdict_turning_into_error_fails(results):
+    current = copy.deepcopy(results)
+    c = claim_of(current, "baek.beyond.reshuffling")
+    c.update(verdict="error", as_expected=False, outcome=None, error="Traceback\nRuntimeError: diverged")
+    _resummarize(current)
+    res = compare(results, current)
+    assert _fails(res) == ["FAIL   baek.beyond.reshuffling: verdict finding → error (as expected before, "
+                           "error now): RuntimeError: diverged"]
+
+
+def test_improved_verdict_passes_and_is_reported(results):
+    current = copy.deepcopy(results)
+    _set_verdict(current, "zhang.det-adam-linf", True)
+    _set_verdict(current, "baek.control.signum-no-momentum", False)
+    res = compare(results, current)
+    assert res.ok and sorted(line.split()[1] for line in res.lines) == [
+        "baek.control.signum-no-momentum:", "zhang.det-adam-linf:"]
+    assert all(line.startswith("BETTER") for line in res.lines)
+
+
+def test_still_unexpected_is_not_a_regression(results):
+    res = compare(results, copy.deepcopy(results))
+    assert res.ok  # zhang.det-adam-linf does not hold in both: verify's exit status reports that, not compare
+
+
+def test_missing_claim_fails_and_new_claim_is_reported(results):
+    current = copy.deepcopy(results)
+    gone = current["claims"].pop(0)
+    new = copy.deepcopy(gone)
+    new["id"] = "baek.brand-new"
+    current["claims"].append(new)
+    res = compare(results, current)
+    assert not res.ok
+    assert _fails(res) == ["FAIL   baek.gr-inc-adam-l2: missing from current results (baseline verdict: holds)"]
+    assert "NEW    baek.brand-new: verdict holds (not in baseline)" in res.lines and res.new == 1
+
+
+def test_tolerance_named_figure_is_tracked_from_the_claim(results):
+    spec = tracked_specs(claim_of(results, "baek.gr-inc-adam-l2"))
+    assert spec == {"cos": {"better": "higher", "rtol": 0.05, "atol": 0.0}}
+    current = copy.deepcopy(results)
+    figs = claim_of(current, "baek.gr-inc-adam-l2")["outcome"]["figures"]
+    figs["cos"] = 0.96  # within 5% of 0.9999
+    assert compare(results, current).ok
+    figs["cos"] = 0.90
+    res = compare(results, current)
+    assert not res.ok and "baek.gr-inc-adam-l2: figure cos 0.9999 → 0.9 (higher is better" in _fails(res)[0]
+    figs["cos"] = None
+    assert "now missing or non-finite" in _fails(compare(results, current))[0]
+
+
+def test_baseline_tracked_figures_with_direction_and_rtol(results):
+    results["tracked"] = {"baek.control.gr-inc-adam-linf": {"gap": {"better": "higher", "rtol": 0.1}},
+                          "zhang.det-adam-linf": {"gap": {"better": "lower", "rtol": 0.0, "atol": 0.005}}}
+    current = copy.deepcopy(results)
+    claim_of(current, "baek.control.gr-inc-adam-linf")["outcome"]["figures"]["gap"] = 0.11  # -8%: within 10%
+    claim_of(current, "zhang.det-adam-linf")["outcome"]["figures"]["gap"] = 0.074  # +0.004: within atol
+    assert compare(results, current).ok
+    claim_of(current, "zhang.det-adam-linf")["outcome"]["figures"]["gap"] = 0.08
+    res = compare(results, current)
+    assert [line.split()[1] for line in _fails(res)] == ["zhang.det-adam-linf:"]
+    claim_of(current, "zhang.det-adam-linf")["outcome"]["figures"]["gap"] = 0.01
+    res = compare(results, current)
+    assert res.ok and any(line.startswith("BETTER zhang.det-adam-linf: figure gap") for line in res.lines)
+
+
+def test_changed_check_hash_warns_stale_baseline(results):
+    current = copy.deepcopy(results)
+    claim_of(current, "baek.gr-inc-adam-l2")["check_hash"] = "ffff000011112222"
+    res = compare(results, current)
+    assert res.ok and res.warnings == 1
+    assert res.lines == ["WARN   baek.gr-inc-adam-l2: stale baseline: check_hash 0123456789abcdef → ffff000011112222 "
+                         "(check or claim data changed; refresh the baseline if intended)"]
+
+
+def test_compare_command_exit_status_and_output(results, tmp_path):
+    base = write_results(results, tmp_path / "baseline.json")
+    current = copy.deepcopy(results)
+    _set_verdict(current, "baek.control.gr-inc-adam-linf", True)
+    cur = write_results(current, tmp_path / "results.json")
+    out = io.StringIO()
+    assert compare_command(base, base, out) == 0 and out.getvalue() == (
+        "compare: OK; 0 warning(s), 0 new claim(s)\n")
+    out = io.StringIO()
+    assert compare_command(base, cur, out) == 1
+    assert "FAIL   baek.control.gr-inc-adam-linf: verdict refuted → not refuted" in out.getvalue()
+    assert out.getvalue().endswith("compare: FAILED, 1 regression(s); 0 warning(s), 0 new claim(s)\n")
+    with pytest.raises(IbverifyError, match="missing.json"):
+        compare_command(tmp_path / "missing.json", cur, out)

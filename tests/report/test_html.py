@@ -1,0 +1,152 @@
+import os
+import re
+
+import pytest
+
+from ibverify import IbverifyError
+from ibverify.report import render_report, write_results
+from ibverify.report.commands import report_command
+from ibverify.report.html import page_names
+from ibverify.report.svg import plot
+
+from .conftest import Dom, claim_of, gap_series
+
+
+@pytest.fixture
+def report(results, tmp_path):
+    index = render_report(results, tmp_path / "report")
+    return index, results
+
+
+def _claim_links(index_html):
+    return [a["href"] for a in Dom(index_html).find("a") if a.get("href", "").startswith("claims/")]
+
+
+def test_index_links_every_claim_and_groups_by_paper(report):
+    index, results = report
+    html = index.read_text()
+    dom = Dom(html)
+    links = _claim_links(html)
+    assert len(links) == len(results["claims"])
+    for link in links:
+        assert (index.parent / link).is_file()
+    rows = dom.find("tr", class_="claim")
+    papers = list(dict.fromkeys(c["paper"] for c in results["claims"]))
+    grouped = sorted(results["claims"], key=lambda c: papers.index(c["paper"]))
+    assert [(r["data-status"], r["data-verdict"]) for r in rows] == [(c["status"], c["verdict"]) for c in grouped]
+    assert len(dom.find("tbody", class_="group")) == 3
+    assert 'class="badge s-reconstructed">reconstructed<' in html
+    for word in ("8</b>claims", "5</b>as expected", "3</b>unexpected", "1</b>errors"):
+        assert word in html
+    assert "solver failed &lt;inaccurate&gt;" in html  # key figure of an error: the exception message
+
+
+def test_every_claim_page_has_plot_reproduce_and_labels(report):
+    index, results = report
+    for c in results["claims"]:
+        page = index.parent / "claims" / page_names(results["claims"])[c["id"]]
+        html = page.read_text()
+        dom = Dom(html)
+        assert dom.text_by_id["cmd"] == c["reproduce"]
+        assert dom.find("a", href="../index.html")
+        assert f'badge s-{c["status"]}' in html and c["verdict"] in html
+        series = (c["outcome"] or {}).get("series") or []
+        drawn = {g["data-name"] for g in dom.find("g", class_="series")}
+        assert drawn == {s["name"] for s in series if any(y is not None and y > 0 for y in s["y"])}
+        assert len(dom.find("svg", class_="plot")) == len({s.get("group") or s["name"] for s in series})
+        assert "<script>alert" not in html and "&lt;b&gt;not bold&lt;/b&gt;" in html  # statement escaped
+    recon = (index.parent / "claims" / "baek.inc-adam-near-proxy.html").read_text()
+    assert 'class="note reconstructed"' in recon and "Reconstructed claim" in recon
+
+
+def test_special_sections(report):
+    index, _ = report
+    page = lambda cid: (index.parent / "claims" / f"{cid}.html").read_text()
+    err = page("gronich.muon-msp")
+    assert 'class="error"' in err and "ValueError: solver failed &lt;inaccurate&gt;" in err
+    assert "no evidence series recorded" in err
+    cx = page("zhang.det-adam-linf")
+    assert "Counterexample (shrunk)" in cx and "[3.0, -4.0]" in cx
+    seeds = Dom(page("baek.beyond.reshuffling"))
+    assert seeds.find("table", class_="per-seed")
+    assert "no plottable values" in page("gronich.own-norm-wins")
+    assert "tolerance" in page("baek.gr-inc-adam-l2") and "CLAIMS.md starting tolerance" in page("baek.gr-inc-adam-l2")
+
+
+def test_grouped_series_share_one_plot_with_legend(report):
+    index, _ = report
+    dom = Dom((index.parent / "claims" / "baek.gr-inc-adam-l2.html").read_text())
+    assert len(dom.find("svg", class_="plot")) == 2  # gap alone, two cosines together
+    assert (index.parent / "claims" / "baek.gr-inc-adam-l2.html").read_text().count(">cos to w_inf</text>") == 1
+
+
+def test_log_axes_skip_missing_and_non_positive_values():
+    s = gap_series()
+    s_json = s.to_json()
+    s_json["y"][1] = None
+    svg = plot([s_json], "gap")
+    assert "2 missing or non-positive value(s) not drawn" in svg
+    assert "(log)" in svg and "nan" not in svg.lower() and "inf" not in svg.lower()
+    assert len(re.findall(r"<path ", svg)) == 2  # the line breaks at the gaps
+    lin = plot([{**s_json, "log_x": False, "log_y": False, "y": [-1.0, 0.0, 2.0, None, 5.0]}], "linear")
+    assert "(log)" not in lin and "1 missing value(s) not drawn" in lin
+    const = plot([{**s_json, "y": [3.0] * 5}], "constant")
+    assert "<path " in const and "nan" not in const.lower()
+
+
+def test_report_is_self_contained(report):
+    index, _ = report
+    for page in [index, *sorted((index.parent / "claims").glob("*.html"))]:
+        html = page.read_text()
+        urls = set(re.findall(r"(?:https?:)?//[\w.-]+", html)) - {"http://www.w3.org"}
+        assert not urls, (page.name, urls)
+        assert "<link" not in html and " src=" not in html and "@import" not in html
+
+
+def test_rerender_removes_stale_pages_and_leaves_no_temp_dirs(results, tmp_path):
+    out = tmp_path / "report"
+    render_report(results, out)
+    results["claims"] = results["claims"][:2]
+    results["summary"] = {"total": 2, "as_expected": 1, "unexpected": 1, "errors": 0}
+    render_report(results, out)
+    assert sorted(p.name for p in (out / "claims").iterdir()) == ["baek.gr-inc-adam-l2.html", "zhang.det-adam-linf.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["claims", "index.html"]
+
+
+def test_crash_while_moving_pages_keeps_the_old_index(results, tmp_path, monkeypatch):
+    out = tmp_path / "report"
+    render_report(results, out)
+    old_index = (out / "index.html").read_text()
+    results["tier"] = "full"
+    real_replace, calls = os.replace, []
+
+    def crash_after_two(src, dst):
+        calls.append(dst)
+        if len(calls) > 2:
+            raise OSError("killed")
+        real_replace(src, dst)
+    monkeypatch.setattr(os, "replace", crash_after_two)
+    with pytest.raises(OSError):
+        render_report(results, out)
+    assert (out / "index.html").read_text() == old_index
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    for page in (out / "claims").glob("*.html"):
+        assert page.read_text().rstrip().endswith("</html>")
+
+
+def test_invalid_results_render_nothing(results, tmp_path):
+    results["claims"][0]["verdict"] = "maybe"
+    with pytest.raises(IbverifyError, match="verdict"):
+        render_report(results, tmp_path / "report")
+    assert not (tmp_path / "report").exists()
+
+
+def test_report_command_renders_from_a_results_file(results, tmp_path):
+    path = write_results(results, tmp_path / "results.json")
+    index = report_command(path, tmp_path / "out")
+    assert index == tmp_path / "out" / "index.html" and len(_claim_links(index.read_text())) == 8
+
+
+def test_page_names_are_safe_and_unique():
+    names = page_names([{"id": "a/b"}, {"id": "a b"}, {"id": "..x"}])
+    assert names == {"a/b": "a_b.html", "a b": "a_b-2.html", "..x": "x.html"}
