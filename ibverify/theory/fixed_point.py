@@ -1,0 +1,92 @@
+"""The map T(c) = λ*(c)/‖λ*(c)‖₁ and Algorithm 3, the fixed-point iteration c ← T(c) (spec §5.5–5.7).
+
+b = 1 uses M(c); b > 1 uses Kim et al.'s batch metric M_{N,b}(c) (spec §5.8). The output direction is
+p/‖p‖₂ with p ∈ P_Adam(c*). Uniqueness of c* and convergence are not established by the paper; the
+iteration reports its history and raises IbverifyError when it does not converge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import IbverifyError
+from . import duals, padam
+from .certificate import DEFAULT_TOL
+from .metric import metric_diag, metric_diag_batch
+
+
+@dataclass(frozen=True)
+class TStep:
+    c: np.ndarray                 # input weights
+    sol: padam.PAdamSolution      # certified solution of P_Adam(c)
+    dual: duals.DualSet           # dual optimal set and the chosen dual
+    image: np.ndarray             # T(c) (chosen dual, normalized)
+
+    @property
+    def residual(self) -> float:
+        """dist₁(c, T(c)); with a unique dual this is ‖T(c) − c‖₁."""
+        return duals.distance_to_image(self.dual, self.c)
+
+
+def metric(Z, c, b: int = 1) -> np.ndarray:
+    return metric_diag(Z, c) if b == 1 else metric_diag_batch(Z, c, b)
+
+
+def tmap(Z, c, b: int = 1, solver: str = "clarabel", tol: float = DEFAULT_TOL) -> TStep:
+    """One application of T: solve P_Adam(c) (certified), pick the dual (duals.analyse), normalize."""
+    Z = np.asarray(Z, dtype=np.float64)
+    m = metric(Z, c, b)
+    if m.min() <= 0:
+        k = int(np.argmin(m))
+        raise IbverifyError(f"M(c) is singular (coordinate {k} is zero on supp(c)); P_Adam(c) has no unique direction")
+    sol = padam.solve(Z, m, solver=solver, tol=tol)
+    ds = duals.analyse(Z, sol)
+    s = ds.lam.sum()
+    if not s > 0:
+        raise IbverifyError("P_Adam(c) has a zero dual (no active constraint)")
+    return TStep(np.asarray(c, dtype=np.float64), sol, ds, ds.lam / s)
+
+
+@dataclass
+class FixedPoint:
+    c: np.ndarray                 # c* (the last iterate, c* ≈ T(c*))
+    w: np.ndarray                 # p* ∈ P_Adam(c*), scaled to min_i z_i·p = 1
+    direction: np.ndarray         # p*/‖p*‖₂
+    residual: float               # dist₁(c*, T(c*))
+    iterations: int
+    history: list[float] = field(default_factory=list)  # ‖T(c^k) − c^k‖₁ per iteration
+    support: np.ndarray = None    # supp(c*) (c*_i > 1e-12)
+    active: np.ndarray = None     # support vectors of p* (weakly active constraints)
+    kkt: float = np.nan           # KKT residual of P_Adam(c*)
+    unique_dual: bool = True      # whether every T(c^k) was single-valued
+    b: int = 1
+
+
+def iterate(Z, c0=None, b: int = 1, tol: float = 1e-10, max_iter: int = 500, damping: float = 0.0,
+            solver: str = "clarabel") -> FixedPoint:
+    """Algorithm 3: c⁰ = 1/N (default); c^{k+1} = (1−θ) T(c^k) + θ c^k with θ = damping (0: plain).
+    Stops when dist₁(c^k, T(c^k)) < tol; raises IbverifyError after max_iter iterations."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    if b == n and n > 1:
+        raise IbverifyError("b = N: M_{N,N}(c) = |S(c)| degenerates at its fixed point (the ℓ∞ geometry, "
+                            "spec §5.8); use the ℓ∞ max-margin oracle instead")
+    c = np.full(n, 1.0 / n) if c0 is None else np.asarray(c0, dtype=np.float64)
+    hist: list[float] = []
+    unique = True
+    for k in range(max_iter + 1):
+        st = tmap(Z, c, b=b, solver=solver)
+        r = st.residual
+        hist.append(r)
+        unique &= st.dual.unique
+        if r < tol:
+            return FixedPoint(c=c, w=st.sol.w, direction=st.sol.direction, residual=r, iterations=k,
+                              history=hist, support=np.flatnonzero(c > 1e-12), active=st.sol.active,
+                              kkt=st.sol.cert.kkt, unique_dual=unique, b=b)
+        c = (1.0 - damping) * st.image + damping * c
+        c = np.maximum(c, 0.0) / np.maximum(c, 0.0).sum()
+    tail = ", ".join(f"{h:.1e}" for h in hist[-5:])
+    raise IbverifyError(f"fixed-point iteration did not converge in {max_iter} iterations "
+                        f"(last ‖T(c)−c‖₁: {tail}); try damping > 0")
