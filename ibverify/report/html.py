@@ -233,7 +233,7 @@ def index_page(results: dict, names: dict[str, str]) -> str:
     return _page(f"ibverify report ({results['tier']})", body, INDEX_JS)
 
 
-def claim_page(c: dict) -> str:
+def claim_page(c: dict, names: dict[str, str]) -> str:
     o = c["outcome"] or {}
     parts = [f'<nav><a href="../index.html">← all claims</a> · <a href="#plots">evidence</a> · '
              f'<a href="#reproduce">reproduce</a></nav>',
@@ -246,7 +246,8 @@ def claim_page(c: dict) -> str:
     if o.get("figure"):
         parts.append(f'<p><b>Key figure:</b> {escape(o["figure"])}</p>')
     if c["verdict"] == "error" or c.get("error"):
-        parts.append(f'<h2 id="error">Error</h2><pre class="error">{escape(c.get("error") or "")}</pre>')
+        text = c.get("error") or "the check returned no truth value (holds = null) for a claim that needs one"
+        parts.append(f'<h2 id="error">Error</h2><pre class="error">{escape(text)}</pre>')
     parts.append(f'<h2 id="reproduce">Reproduce</h2><div class="cmd"><pre><code id="cmd">'
                  f'{escape(c["reproduce"])}</code></pre><button type="button" data-copy="cmd">copy</button></div>')
     plots = [plot(members, title) for title, members in group_series(o.get("series") or [])]
@@ -264,6 +265,10 @@ def claim_page(c: dict) -> str:
         parts.append(f'<h2 id="table">Per-seed results</h2>{_table(o["table"])}')
     if o.get("figures"):
         parts.append(f'<h2>Figures</h2>{_kv(o["figures"])}')
+    if c.get("controls"):
+        links = ", ".join(f'<a href="{names[x]}"><code>{escape(x)}</code></a>' if x in names
+                          else f"<code>{escape(x)}</code>" for x in c["controls"])
+        parts.append(f"<p><b>Negative controls:</b> {links}</p>")
     if c.get("assumptions"):
         items = "".join(f"<li>{escape(a)}</li>" for a in c["assumptions"])
         parts.append(f"<h2>Assumptions</h2><ul>{items}</ul>")
@@ -287,7 +292,7 @@ def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
     validate_results(results)
     out = Path(out_dir)
     names = page_names(results["claims"])
-    pages = {f"claims/{names[c['id']]}": claim_page(c) for c in results["claims"]}
+    pages = {f"claims/{names[c['id']]}": claim_page(c, names) for c in results["claims"]}
     pages["index.html"] = index_page(results, names)  # last: moved into place after every claim page
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out, prefix=".report-"))

@@ -115,12 +115,10 @@ def _check_claim(c: Any, i: int) -> str:
         _need(c, "convention", dict, w)
     _number(_need(c, "runtime_s", _NUM, w, nullable=True), f"{w}.runtime_s")
     _need(c, "seed", int, w)
-    error = _need(c, "error", str, w, nullable=True)
+    _need(c, "error", str, w, nullable=True)
     outcome = _need(c, "outcome", dict, w, nullable=True)
     if outcome is not None:
         _check_outcome(outcome, f"{w}.outcome")
-    if c["verdict"] == "error" and not error:
-        _fail(f"{w}.error", "must explain a verdict of 'error'")
     if outcome is None and c["verdict"] != "error":
         _fail(f"{w}.outcome", f"is null but the verdict is {c['verdict']!r}")
     return cid

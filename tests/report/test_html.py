@@ -150,3 +150,15 @@ def test_report_command_renders_from_a_results_file(results, tmp_path):
 def test_page_names_are_safe_and_unique():
     names = page_names([{"id": "a/b"}, {"id": "a b"}, {"id": "..x"}])
     assert names == {"a/b": "a_b.html", "a b": "a_b-2.html", "..x": "x.html"}
+
+
+def test_controls_link_and_error_without_text(results, tmp_path):
+    claim_of(results, "baek.gr-inc-adam-l2")["controls"] = ["baek.control.gr-inc-adam-linf", "not.in.this.run"]
+    c = claim_of(results, "baek.inc-adam-near-proxy")  # holds=None on a non-beyond claim: verdict error, no text
+    c["outcome"]["holds"] = None
+    c.update(verdict="error", as_expected=False)
+    results["summary"].update(as_expected=4, unexpected=4, errors=2)
+    out = render_report(results, tmp_path / "r").parent / "claims"
+    page = (out / "baek.gr-inc-adam-l2.html").read_text()
+    assert 'href="baek.control.gr-inc-adam-linf.html"' in page and "<code>not.in.this.run</code>" in page
+    assert "no truth value (holds = null)" in (out / "baek.inc-adam-near-proxy.html").read_text()
