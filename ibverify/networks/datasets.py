@@ -1,0 +1,126 @@
+"""Datasets for the network claims: separable by construction, and scikit-learn's digits (even vs odd).
+
+Every generator returns a `NetData` (X, y ∈ {±1}^n, a certificate of separability, provenance). Nothing is
+downloaded: `load_digits` reads the copy shipped inside scikit-learn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import IbverifyError
+
+
+@dataclass
+class NetData:
+    X: np.ndarray
+    y: np.ndarray
+    name: str
+    certificate: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+
+def validate(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim < 2 or X.shape[0] != y.shape[0]:
+        raise IbverifyError(f"data: X has shape {X.shape} but y has {y.shape}")
+    if not np.all(np.isfinite(X)):
+        raise IbverifyError("data: X has non-finite entries")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise IbverifyError("data: labels must be ±1")
+    if len(np.unique(y)) < 2:
+        raise IbverifyError("data: need both classes")
+    return X, y
+
+
+def _unit_rows(X):
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def teacher_two_layer(n: int = 30, d: int = 6, m_teacher: int = 4, q: float = 2.0, seed: int = 0,
+                      keep: float = 0.5) -> NetData:
+    """Unit-norm inputs labelled by a random two-layer ReLU^q teacher; only points whose teacher margin is in the
+    top `keep` fraction are kept, so the teacher certifies a positive normalized ℓ2 margin γ_teacher."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((m_teacher, d))
+    a = np.array([1.0 if j % 2 == 0 else -1.0 for j in range(m_teacher)])
+    norm_L = (np.sum(W * W) + np.sum(a * a)) ** ((q + 1) / 2)
+    Xs, ys, ms = [], [], []
+    for _ in range(200):
+        Z = _unit_rows(rng.standard_normal((4 * n, d)))
+        f = (np.maximum(Z @ W.T, 0) ** q) @ a
+        Xs.append(Z), ys.append(np.sign(f)), ms.append(np.abs(f) / norm_L)
+        if sum(len(z) for z in Xs) >= 4 * n / keep:
+            break
+    X, y, m = np.concatenate(Xs), np.concatenate(ys), np.concatenate(ms)
+    thr = np.quantile(m, 1 - keep)
+    idx = np.flatnonzero(m >= thr)[:n]
+    X, y = validate(X[idx], y[idx])
+    return NetData(X, y, f"teacher(n={n},d={d},m*={m_teacher},q={q:g},seed={seed})",
+                   {"teacher_l2_margin": float(np.min(m[idx])), "kind": "two-layer ReLU^q teacher"})
+
+
+def linear_separable(n: int = 20, d: int = 8, seed: int = 0, keep: float = 0.5) -> NetData:
+    """Gaussian points labelled by a random hyperplane through 0; the top `keep` fraction by |⟨w*, x⟩| is kept."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w /= np.linalg.norm(w)
+    Z = rng.standard_normal((int(np.ceil(n / keep)) + 1, d))
+    f = Z @ w
+    idx = np.argsort(-np.abs(f))[:n]
+    X, y = validate(Z[idx], np.sign(f[idx]))
+    return NetData(X, y, f"linear(n={n},d={d},seed={seed})",
+                   {"teacher_l2_margin": float(np.min(np.abs(f[idx]))), "kind": "hyperplane teacher"})
+
+
+def matrix_separable(n: int = 20, p: int = 4, r: int = 3, seed: int = 0, rank: int = 1) -> NetData:
+    """Gaussian input matrices labelled by a random rank-`rank` teacher ⟨W*, X⟩ (so spectral and Frobenius
+    max-margin solutions differ)."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((p, rank)) @ rng.standard_normal((rank, r))
+    W /= np.linalg.norm(W, 2)
+    Z = rng.standard_normal((2 * n + 1, p, r))
+    f = np.einsum("nij,ij->n", Z, W)
+    idx = np.argsort(-np.abs(f))[:n]
+    X, y = validate(Z[idx], np.sign(f[idx]))
+    return NetData(X, y, f"matrix(n={n},p={p},r={r},seed={seed})",
+                   {"teacher_spectral_margin": float(np.min(np.abs(f[idx]))), "kind": "low-rank teacher"})
+
+
+def digits_even_odd(n: int | None = None, seed: int = 0) -> NetData:
+    """scikit-learn's shipped 8×8 handwritten digits (1797 images), y = +1 for even digits, −1 for odd.
+
+    Features: pixel values /16 (∈ [0, 1]), then each image scaled to unit ℓ2 norm. `n` draws a class-balanced
+    random subset with `seed` (None: all 1797). No download happens (the data ship inside scikit-learn).
+    """
+    from sklearn.datasets import load_digits
+
+    dg = load_digits()
+    X = dg.data.astype(float) / 16.0
+    X = _unit_rows(X)
+    y = np.where(dg.target % 2 == 0, 1.0, -1.0)
+    if n is not None and n < len(y):
+        rng = np.random.default_rng(seed)
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        k = n // 2
+        idx = np.sort(np.concatenate([rng.choice(pos, k, replace=False), rng.choice(neg, n - k, replace=False)]))
+        X, y = X[idx], y[idx]
+    X, y = validate(X, y)
+    return NetData(X, y, f"digits-even-odd(n={len(y)},seed={seed})",
+                   {"kind": "sklearn load_digits, /16, unit rows", "even_fraction": float(np.mean(y > 0))})
+
+
+def make_data(kind: str, *, n: int | None = None, d: int = 6, seed: int = 0, **kw) -> NetData:
+    if kind == "digits":
+        return digits_even_odd(n, seed)
+    if kind == "teacher":
+        return teacher_two_layer(n or 30, d, seed=seed, **kw)
+    if kind == "linear":
+        return linear_separable(n or 20, d, seed=seed)
+    raise IbverifyError(f"unknown network dataset {kind!r} (digits, teacher, linear)")

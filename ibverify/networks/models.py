@@ -1,0 +1,220 @@
+"""Homogeneous models with named parameter blocks and exact, hand-derived gradients.
+
+Every model is positively homogeneous: f(x; αθ) = α^L f(x; θ) for α > 0, and separately homogeneous in
+each block k with degree L_k (Σ_k L_k = L), so Euler's identities ⟨∇_θ f, θ⟩ = L f and
+⟨∇_{θ_k} f, θ_k⟩ = L_k f hold.
+
+Interface (duck-typed, see `Model`):
+  blocks          {name: shape}; 2-D blocks are matrices (Muon's), 1-D blocks are vectors
+  degrees         {name: L_k};  L = Σ L_k
+  smooth          False for ReLU (q = 1): ∇ is then one Clarke-subgradient element (1[h > 0])
+  outputs(θ, X)   f(x_i; θ) for all samples, shape (n,)
+  vjp(θ, X, c)    Σ_i c_i ∇_θ f(x_i; θ)   (a Params), the full-batch loss gradient uses this
+  jac(θ, X)       per-sample gradients {name: (n, *shape)} (KKT residuals use this)
+  init(rng, s)    a random θ with entries of size ~ s
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from .. import IbverifyError
+from .blocks import Params
+
+
+class Model(Protocol):
+    name: str
+    blocks: dict[str, tuple[int, ...]]
+    degrees: dict[str, float]
+    smooth: bool
+
+    @property
+    def L(self) -> float: ...
+    def outputs(self, theta: Params, X: np.ndarray) -> np.ndarray: ...
+    def vjp(self, theta: Params, X: np.ndarray, c: np.ndarray) -> Params: ...
+    def jac(self, theta: Params, X: np.ndarray) -> Params: ...
+    def init(self, rng: np.random.Generator, scale: float = 1.0) -> Params: ...
+
+
+class _Base:
+    name = "model"
+    blocks: dict[str, tuple[int, ...]]
+    degrees: dict[str, float]
+    smooth = True
+
+    @property
+    def L(self) -> float:
+        return float(sum(self.degrees.values()))
+
+    def init(self, rng: np.random.Generator, scale: float = 1.0) -> Params:
+        out = {}
+        for k, shp in self.blocks.items():
+            fan_in = shp[-1] if len(shp) == 2 else shp[0]
+            out[k] = scale * rng.standard_normal(shp) / np.sqrt(fan_in)
+        return out
+
+    def check_theta(self, theta: Params) -> None:
+        if list(theta) != list(self.blocks):
+            raise IbverifyError(f"{self.name}: parameter blocks {list(theta)} != {list(self.blocks)}")
+        for k, shp in self.blocks.items():
+            if theta[k].shape != shp:
+                raise IbverifyError(f"{self.name}: block {k} has shape {theta[k].shape}, expected {shp}")
+
+    def describe(self) -> dict:
+        return {"model": self.name, "L": self.L, "degrees": dict(self.degrees),
+                "blocks": {k: list(v) for k, v in self.blocks.items()}, "smooth": self.smooth}
+
+
+@dataclass
+class Linear(_Base):
+    """f(x; w) = ⟨w, x⟩, block w ∈ R^d (vector), L = 1."""
+
+    d: int
+    name: str = "linear"
+
+    def __post_init__(self):
+        self.blocks = {"w": (self.d,)}
+        self.degrees = {"w": 1.0}
+
+    def outputs(self, theta, X):
+        return X @ theta["w"]
+
+    def vjp(self, theta, X, c):
+        return {"w": X.T @ c}
+
+    def jac(self, theta, X):
+        return {"w": np.array(X, dtype=float, copy=True)}
+
+
+@dataclass
+class MatrixLinear(_Base):
+    """f(X; W) = ⟨W, X⟩ = tr(WᵀX), block W ∈ R^{p×r} (matrix), inputs X of shape (n, p, r); L = 1."""
+
+    p: int
+    r: int
+    name: str = "matrix-linear"
+
+    def __post_init__(self):
+        self.blocks = {"W": (self.p, self.r)}
+        self.degrees = {"W": 1.0}
+
+    def outputs(self, theta, X):
+        return np.einsum("nij,ij->n", X, theta["W"])
+
+    def vjp(self, theta, X, c):
+        return {"W": np.einsum("n,nij->ij", c, X)}
+
+    def jac(self, theta, X):
+        return {"W": np.array(X, dtype=float, copy=True)}
+
+
+@dataclass
+class DeepLinear(_Base):
+    """f(x) = W_K ⋯ W_1 x with W_k ∈ R^{h_k × h_{k−1}}, h_0 = d, h_K = 1 (W_K is a 1×h row matrix).
+
+    Blocks W1..WK (all matrices), each of degree 1; L = K.
+    Backward pass: a_0 = x, a_k = W_k a_{k−1}; δ_K = 1, δ_{k−1} = W_kᵀ δ_k; ∂f/∂W_k = δ_k a_{k−1}ᵀ.
+    """
+
+    d: int
+    widths: tuple[int, ...] = (4,)
+    name: str = "deep-linear"
+
+    def __post_init__(self):
+        dims = [self.d, *self.widths, 1]
+        self.dims = dims
+        self.K = len(dims) - 1
+        self.blocks = {f"W{k}": (dims[k], dims[k - 1]) for k in range(1, self.K + 1)}
+        self.degrees = {f"W{k}": 1.0 for k in range(1, self.K + 1)}
+
+    def _forward(self, theta, X):
+        acts = [X]  # rows are samples: a_k has shape (n, h_k)
+        for k in range(1, self.K + 1):
+            acts.append(acts[-1] @ theta[f"W{k}"].T)
+        return acts
+
+    def _deltas(self, theta, n):
+        deltas = {self.K: np.ones((n, 1))}
+        for k in range(self.K, 1, -1):
+            deltas[k - 1] = deltas[k] @ theta[f"W{k}"]
+        return deltas
+
+    def outputs(self, theta, X):
+        return self._forward(theta, X)[-1][:, 0]
+
+    def vjp(self, theta, X, c):
+        acts = self._forward(theta, X)
+        deltas = self._deltas(theta, X.shape[0])
+        return {f"W{k}": (deltas[k] * c[:, None]).T @ acts[k - 1] for k in range(1, self.K + 1)}
+
+    def jac(self, theta, X):
+        acts = self._forward(theta, X)
+        deltas = self._deltas(theta, X.shape[0])
+        return {f"W{k}": deltas[k][:, :, None] * acts[k - 1][:, None, :] for k in range(1, self.K + 1)}
+
+
+@dataclass
+class TwoLayer(_Base):
+    """f(x; W, a) = Σ_j a_j σ(w_j·x), σ(z) = max(0, z)^q; W ∈ R^{m×d} (matrix), a ∈ R^m (vector).
+
+    Degrees: W → q, a → 1, L = q + 1. q > 1 is C¹ (smooth); q = 1 is ReLU, flagged non-smooth, and its
+    "gradient" uses σ'(0) := 0 (an element of the Clarke subdifferential).
+    ∂f/∂a_j = σ(h_j), ∂f/∂w_j = a_j σ'(h_j) x with h = W x and σ'(z) = q max(0, z)^{q−1}.
+    """
+
+    d: int
+    m: int
+    q: float = 2.0
+    name: str = "two-layer"
+
+    def __post_init__(self):
+        if self.q < 1:
+            raise IbverifyError(f"two-layer: q must be >= 1 (got {self.q})")
+        self.smooth = self.q > 1
+        self.blocks = {"W": (self.m, self.d), "a": (self.m,)}
+        self.degrees = {"W": float(self.q), "a": 1.0}
+
+    def _act(self, h):
+        r = np.maximum(h, 0.0)
+        if self.q == 1:
+            return r, (h > 0).astype(float)
+        if self.q == 2:
+            return r * r, 2.0 * r
+        return r ** self.q, self.q * r ** (self.q - 1)
+
+    def init(self, rng, scale=1.0):
+        return {"W": scale * rng.standard_normal((self.m, self.d)) / np.sqrt(self.d),
+                "a": scale * rng.standard_normal(self.m) / np.sqrt(self.m)}
+
+    def outputs(self, theta, X):
+        s, _ = self._act(X @ theta["W"].T)
+        return s @ theta["a"]
+
+    def vjp(self, theta, X, c):
+        s, ds = self._act(X @ theta["W"].T)
+        return {"W": ((ds * c[:, None]) * theta["a"][None, :]).T @ X, "a": s.T @ c}
+
+    def jac(self, theta, X):
+        s, ds = self._act(X @ theta["W"].T)
+        return {"W": (ds * theta["a"][None, :])[:, :, None] * X[:, None, :], "a": s}
+
+
+def make_model(kind: str, d: int, *, width: int = 16, q: float = 2.0, depth: int = 2,
+               p: int | None = None, r: int | None = None) -> _Base:
+    """Factory used by the CLI and the checks."""
+    if kind == "linear":
+        return Linear(d)
+    if kind == "matrix-linear":
+        if p is None or r is None:
+            raise IbverifyError("matrix-linear needs p and r (input matrices p×r)")
+        return MatrixLinear(p, r)
+    if kind == "deep-linear":
+        if depth < 1:
+            raise IbverifyError("deep-linear: depth must be >= 1")
+        return DeepLinear(d, tuple([width] * (depth - 1)))
+    if kind == "two-layer":
+        return TwoLayer(d, width, q)
+    raise IbverifyError(f"unknown model {kind!r} (linear, matrix-linear, deep-linear, two-layer)")

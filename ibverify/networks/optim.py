@@ -1,0 +1,407 @@
+"""Block optimizers as chains of tiny transforms (optax-like), full batch, float64, log frame.
+
+Gradients arrive in a log frame: `Scaled(blocks=ĝ, log_scale=S)` means ∇ℒ = e^S ĝ (see loss.py). Every method
+here is invariant to one common positive rescaling of the whole gradient history, so the frame is exact:
+moments are stored as `Scaled` too (m = e^{s_m} m̂ with max|m̂| = 1); when a new gradient arrives the two
+terms are brought to the larger scale (m̂ ← β e^{s_m−s} m̂ + (1−β) e^{S−s} ĝ, s = max(s_m, S)), so nothing
+overflows and only terms that are negligible in float64 anyway can flush to zero. Adam's v is kept the same
+way with scale 2S. Underflow that matters (a zero momentum, or v_j = 0 while m_j ≠ 0) is counted in
+`Optimizer.underflow`, never silently ignored.
+
+Transforms (update θ ← θ − u, u the chain's output):
+  ema(β)                 m_k = β m_{k−1} + (1−β) g_k, m_0 = 0                     (Scaled → Scaled)
+  adam(β1, β2, bc, ε)    m_k, v_k EMAs of g, g²; d = m̂_k/(√v̂_k + ε), m̂ = m/(1−β1^k), v̂ = v/(1−β2^k)
+                         (bc=False drops the corrections); 0/0 := 0                 (Scaled → direction)
+  normalize_l2()         d = m/‖m‖_2 (jointly over blocks)
+  sign()                 d = sign(m)
+  polar()                d_k = U_kV_kᵀ for m_k = U_kΣ_kV_kᵀ (exact SVD; 1-D block = row: m_k/‖m_k‖)
+  newton_schulz5()       d_k = NS5(m_k): Keller Jordan's quintic iteration, (a,b,c) = (3.4445, −4.7750, 2.0315),
+                         5 steps, X_0 = M/(‖M‖_F + 1e−7), X ← aX + b(XXᵀ)X + c(XXᵀ)²X (float64 here, not bf16;
+                         no Nesterov, no shape factor, so it differs from `polar` only in the orthogonalization)
+  schedule(η0, p)        u = η_t d, η_t = η0 t^{−p}, t = 1, 2, ...
+  partition({group: (blocks, chain)})   different chains on different blocks (hybrids)
+
+Named optimizers (`make_optimizer`), with their exact update (t = 1, 2, ..., g_t = ∇ℒ(θ_t)):
+  nsd-l2        θ ← θ − η_t g/‖g‖_2                           geometry ℓ2      (normalized GD)
+  nsd-linf      θ ← θ − η_t sign(g)                           geometry ℓ∞      (SignGD)
+  nsd-spectral  W ← W − η_t polar(G)                          geometry spectral (one matrix)
+  nsd-msp       W_k ← W_k − η_t polar(G_k)                    geometry msp     (spectral descent, all layers)
+  momentum-gd   m ← βm + (1−β)g;  θ ← θ − η_t m/‖m‖_2         geometry ℓ2
+  signum        m ← βm + (1−β)g;  θ ← θ − η_t sign(m)         geometry ℓ∞
+  muon          M_k ← βM_k + (1−β)G_k;  W_k ← W_k − η_t polar(M_k)     geometry msp
+  muon-ns5      as muon with NS5(M_k) instead of polar(M_k)   (practical variant; not an LMO step)
+  adam          m, v EMAs (β1, β2), bias-corrected, ε = 0;  θ ← θ − η_t m̂/√v̂    geometry ℓ∞
+  muon-signum   matrices: muon with rate η_M t^{−p}; vectors: signum with rate η_A t^{−p}
+                geometry hybrid max{(η_A/η_M)‖W‖_msp, ‖u‖_∞}
+  muon-adam     matrices: muon (η_M t^{−p}); vectors: adam (η_A t^{−p}); geometry hybrid(c = η_A/η_M)
+Each optimizer's own rate ν_t (the ν of Definition 5.1) is η_t, or η_A t^{−p} for the hybrids:
+Δθ = −ν_t · (−LMO(m)) in its own geometry for every normalized method.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import IbverifyError
+from .blocks import Params
+from . import geometry as geo
+from .geometry.base import as_matrix, polar as _polar
+
+NS5_COEFFS = (3.4445, -4.7750, 2.0315)
+
+
+class ScheduleWarning(UserWarning):
+    """η_t = η0 t^{−p} outside 1 − 1/L < p ≤ 1 (the LR-MSD / LR-Adam condition)."""
+
+
+def check_schedule(p: float, L: float | None, *, warn: bool = True) -> bool:
+    """True when η0 t^{−p} satisfies LR-MSD for degree L: 1 − 1/L < p ≤ 1. Warns (ScheduleWarning) otherwise."""
+    if L is None:
+        return True
+    ok = (1.0 - 1.0 / L) < p <= 1.0
+    if not ok and warn:
+        warnings.warn(f"learning-rate exponent p = {p:g} violates 1 - 1/L < p <= 1 for L = {L:g} "
+                      f"(needs p in ({1 - 1 / L:.4g}, 1]); the paper's theorems do not cover this run",
+                      ScheduleWarning, stacklevel=3)
+    return ok
+
+
+@dataclass
+class Scaled:
+    """A block quantity held as e^{log_scale} · blocks."""
+
+    blocks: Params
+    log_scale: float
+
+
+@dataclass
+class Counter:
+    underflow: dict = field(default_factory=dict)
+
+    def hit(self, what: str, n: int = 1):
+        self.underflow[what] = self.underflow.get(what, 0) + n
+
+
+def _maxabs(p: Params) -> float:
+    return float(max((np.max(np.abs(v)) if v.size else 0.0) for v in p.values()))
+
+
+def _renorm(blocks: Params, s: float) -> tuple[Params, float]:
+    z = _maxabs(blocks)
+    if z == 0 or not math.isfinite(z):
+        return blocks, s
+    return {k: v / z for k, v in blocks.items()}, s + math.log(z)
+
+
+def _mix(a: Scaled | None, wa: float, b: Scaled, wb: float, power: int = 1) -> Scaled:
+    """wa·a + wb·b^power in the log frame (b^power coordinatewise; its scale is power·b.log_scale)."""
+    sb = power * b.log_scale
+    bb = b.blocks if power == 1 else {k: v ** power for k, v in b.blocks.items()}
+    if a is None:
+        return Scaled(*_renorm({k: wb * v for k, v in bb.items()}, sb))
+    s = max(a.log_scale, sb)
+    ea, eb = math.exp(a.log_scale - s), math.exp(sb - s)
+    out = Scaled({k: wa * ea * a.blocks[k] + wb * eb * bb[k] for k in bb}, s)
+    # both terms are O(max|ĝ|) after alignment, so the blocks stay O(1)-ish; renormalise only now and then
+    out.age = getattr(a, "age", 0) + 1
+    if out.age >= 64:
+        out = Scaled(*_renorm(out.blocks, out.log_scale))
+    return out
+
+
+def merge(parts: list[Scaled]) -> Scaled:
+    """Blocks of several Scaled quantities brought to one common scale."""
+    parts = [p for p in parts if p is not None]
+    s = max(p.log_scale for p in parts)
+    out = {}
+    for p in parts:
+        e = math.exp(p.log_scale - s)
+        out.update({k: e * v for k, v in p.blocks.items()})
+    return Scaled(out, s)
+
+
+# ------------------------------------------------------------------------------------------- transforms
+
+class Transform:
+    def init(self, params: Params) -> None:
+        pass
+
+    def update(self, x, t: int, ctr: Counter):
+        raise NotImplementedError
+
+
+class EMA(Transform):
+    """m_k = β m_{k−1} + (1−β) g_k (m_0 = 0), in the log frame. β = 0 passes g through."""
+
+    def __init__(self, beta: float):
+        if not 0 <= beta < 1:
+            raise IbverifyError(f"momentum β must be in [0, 1) (got {beta})")
+        self.beta = beta
+        self.m: Scaled | None = None
+
+    def init(self, params):
+        self.m = None
+
+    def update(self, g: Scaled, t, ctr):
+        self.m = _mix(self.m, self.beta, g, 1.0 - self.beta)
+        if _maxabs(self.m.blocks) == 0:
+            ctr.hit("momentum_zero")
+        return self.m
+
+
+class Adam(Transform):
+    """Adam direction d = m̂/(√v̂ + ε) with m̂ = m/(1−β1^k), v̂ = v/(1−β2^k) (bias_correction), 0/0 := 0."""
+
+    def __init__(self, b1: float = 0.9, b2: float = 0.99, bias_correction: bool = True, eps: float = 0.0):
+        if not (0 <= b1 < 1 and 0 <= b2 < 1):
+            raise IbverifyError(f"Adam needs 0 <= β1, β2 < 1 (got {b1}, {b2})")
+        self.b1, self.b2, self.bc, self.eps = b1, b2, bias_correction, eps
+        self.m: Scaled | None = None
+        self.v: Scaled | None = None
+        self.ratio: Params | None = None
+
+    def init(self, params):
+        self.m = self.v = None
+        self.k = 0
+
+    def update(self, g: Scaled, t, ctr):
+        self.k += 1
+        self.m = _mix(self.m, self.b1, g, 1.0 - self.b1)
+        self.v = _mix(self.v, self.b2, g, 1.0 - self.b2, power=2)
+        bc1 = 1.0 - self.b1 ** self.k if self.bc else 1.0
+        bc2 = 1.0 - self.b2 ** self.k if self.bc else 1.0
+        # d = (e^{s_m} m̂/bc1) / (sqrt(e^{s_v} v̂/bc2) + ε) = m̂ / (bc1 (sqrt(v̂/bc2) e^{s_v/2 − s_m} + ε e^{−s_m}))
+        a = math.exp(min(self.v.log_scale / 2 - self.m.log_scale, 700.0))
+        eps_term = self.eps * math.exp(min(-self.m.log_scale, 700.0)) if self.eps > 0 else 0.0
+        out = {}
+        for k, mh in self.m.blocks.items():
+            den = bc1 * (np.sqrt(self.v.blocks[k] / bc2) * a + eps_term)
+            bad = (den == 0) & (mh != 0)
+            if bad.any():
+                ctr.hit("adam_v_underflow", int(bad.sum()))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[k] = np.where(den > 0, mh / np.where(den > 0, den, 1.0), 0.0)
+        self.ratio = out
+        return out
+
+
+def _unscaled(x) -> Params:
+    return x.blocks if isinstance(x, Scaled) else x
+
+
+class NormalizeL2(Transform):
+    def update(self, x, t, ctr):
+        b = _unscaled(x)
+        n = math.sqrt(sum(float(np.sum(v * v)) for v in b.values()))
+        if n == 0:
+            ctr.hit("zero_direction")
+            return {k: np.zeros_like(v) for k, v in b.items()}
+        return {k: v / n for k, v in b.items()}
+
+
+class Sign(Transform):
+    def update(self, x, t, ctr):
+        return {k: np.sign(v) for k, v in _unscaled(x).items()}
+
+
+class Polar(Transform):
+    def update(self, x, t, ctr):
+        return {k: _polar(v) for k, v in _unscaled(x).items()}
+
+
+def newton_schulz5(G: np.ndarray, steps: int = 5, coeffs=NS5_COEFFS) -> np.ndarray:
+    """Keller Jordan's quintic Newton–Schulz orthogonalization (float64; KellerJordan/Muon commit 00ba60d)."""
+    a, b, c = coeffs
+    X = as_matrix(G).astype(float)
+    tr = X.shape[0] > X.shape[1]
+    if tr:
+        X = X.T
+    X = X / (np.linalg.norm(X) + 1e-7)
+    for _ in range(steps):
+        A = X @ X.T
+        B = b * A + c * A @ A
+        X = a * X + B @ X
+    if tr:
+        X = X.T
+    return X.reshape(G.shape)
+
+
+class NewtonSchulz5(Transform):
+    def update(self, x, t, ctr):
+        return {k: newton_schulz5(v) for k, v in _unscaled(x).items()}
+
+
+class Schedule(Transform):
+    """u = η_t d with η_t = η0 t^{−p}."""
+
+    def __init__(self, eta0: float, p: float):
+        if not eta0 > 0:
+            raise IbverifyError(f"η0 must be positive (got {eta0})")
+        self.eta0, self.p = eta0, p
+
+    def rate(self, t: int) -> float:
+        return self.eta0 * t ** (-self.p)
+
+    def update(self, d, t, ctr):
+        e = self.rate(t)
+        return {k: e * v for k, v in d.items()}
+
+
+class Chain(Transform):
+    def __init__(self, *ts: Transform):
+        self.ts = ts
+
+    def init(self, params):
+        for t_ in self.ts:
+            t_.init(params)
+
+    def update(self, x, t, ctr):
+        for tr in self.ts:
+            x = tr.update(x, t, ctr)
+        return x
+
+    def find(self, cls):
+        return [t_ for t_ in self.ts if isinstance(t_, cls)]
+
+
+class Partition(Transform):
+    """Apply chain_g to the blocks of group g."""
+
+    def __init__(self, groups: dict[str, tuple[tuple[str, ...], Chain]]):
+        self.groups = groups
+
+    def init(self, params):
+        for names, ch in self.groups.values():
+            ch.init({k: params[k] for k in names})
+
+    def update(self, g: Scaled, t, ctr):
+        out = {}
+        for names, ch in self.groups.values():
+            sub = Scaled({k: g.blocks[k] for k in names}, g.log_scale)
+            out.update(ch.update(sub, t, ctr))
+        return {k: out[k] for k in g.blocks}
+
+
+# ------------------------------------------------------------------------------------------- optimizers
+
+OPTIMIZERS = ("nsd-l2", "nsd-linf", "nsd-spectral", "nsd-msp", "momentum-gd", "signum", "muon", "muon-ns5",
+              "adam", "muon-signum", "muon-adam")
+
+OWN_GEOMETRY = {"nsd-l2": "l2", "nsd-linf": "linf", "nsd-spectral": "spectral", "nsd-msp": "msp",
+                "momentum-gd": "l2", "signum": "linf", "muon": "msp", "muon-ns5": "msp", "adam": "linf",
+                "muon-signum": "hybrid", "muon-adam": "hybrid"}
+
+
+class Optimizer:
+    """A named chain. `step(θ, g, t)` returns θ_{t+1}; `geometry` is its own norm; `nu(t)` its rate ν_t."""
+
+    def __init__(self, name: str, chain: Transform, geometry, nu, hyper: dict):
+        self.name, self.chain, self.geometry, self.nu, self.hyper = name, chain, geometry, nu, hyper
+        self.ctr = Counter()
+        self.t = 0
+
+    @property
+    def underflow(self) -> dict:
+        return dict(self.ctr.underflow)
+
+    def init(self, params: Params):
+        self.chain.init(params)
+        self.t = 0
+        self.ctr = Counter()
+
+    def update(self, g: Scaled) -> Params:
+        self.t += 1
+        return self.chain.update(g, self.t, self.ctr)
+
+    def step(self, theta: Params, g: Scaled) -> Params:
+        u = self.update(g)
+        return {k: theta[k] - u[k] for k in theta}
+
+    def momentum(self) -> Scaled | None:
+        """The current first moment(s) merged to one frame (None for memoryless methods)."""
+        parts = []
+        for tr in _walk(self.chain):
+            if isinstance(tr, (EMA, Adam)) and tr.m is not None and tr.ema_is_momentum():
+                parts.append(tr.m)
+        return merge(parts) if parts else None
+
+    def adam_ratio(self) -> Params | None:
+        out = {}
+        for tr in _walk(self.chain):
+            if isinstance(tr, Adam) and tr.ratio is not None:
+                out.update(tr.ratio)
+        return out or None
+
+
+EMA.ema_is_momentum = lambda self: self.beta > 0
+Adam.ema_is_momentum = lambda self: True
+
+
+def _walk(tr):
+    if isinstance(tr, Chain):
+        for t_ in tr.ts:
+            yield from _walk(t_)
+    elif isinstance(tr, Partition):
+        for _, ch in tr.groups.values():
+            yield from _walk(ch)
+    else:
+        yield tr
+
+
+def make_optimizer(name: str, *, eta0: float = 0.1, p: float = 0.8, beta: float = 0.9, beta2: float = 0.99,
+                   bias_correction: bool = True, eps: float = 0.0, eta_m: float | None = None,
+                   eta_a: float | None = None, params: Params | None = None, L: float | None = None,
+                   warn: bool = True) -> Optimizer:
+    """Build a named optimizer. For hybrids, matrix blocks (2-D) of `params` go to Muon, vector blocks to
+    Signum/Adam; eta_m/eta_a default to eta0. `L` (the model's degree) enables the schedule check."""
+    check_schedule(p, L, warn=warn)
+    hyper = dict(name=name, eta0=eta0, p=p, beta=beta)
+    sch = Schedule(eta0, p)
+    if name == "nsd-l2":
+        ch, g = Chain(NormalizeL2(), sch), geo.L2()
+    elif name == "nsd-linf":
+        ch, g = Chain(Sign(), sch), geo.Linf()
+    elif name == "nsd-spectral":
+        ch, g = Chain(Polar(), sch), geo.Spectral()
+    elif name == "nsd-msp":
+        ch, g = Chain(Polar(), sch), geo.MaxSpectral()
+    elif name == "momentum-gd":
+        ch, g = Chain(EMA(beta), NormalizeL2(), sch), geo.L2()
+    elif name == "signum":
+        ch, g = Chain(EMA(beta), Sign(), sch), geo.Linf()
+    elif name == "muon":
+        ch, g = Chain(EMA(beta), Polar(), sch), geo.MaxSpectral()
+    elif name == "muon-ns5":
+        ch, g = Chain(EMA(beta), NewtonSchulz5(), sch), geo.MaxSpectral()
+    elif name == "adam":
+        if beta > beta2:
+            warnings.warn(f"Adam with β1 = {beta} > β2 = {beta2}: outside the theorem (β1 ≤ β2)",
+                          ScheduleWarning, stacklevel=2)
+        hyper.update(beta2=beta2, bias_correction=bias_correction, eps=eps)
+        ch, g = Chain(Adam(beta, beta2, bias_correction, eps), sch), geo.Linf()
+    elif name in ("muon-signum", "muon-adam"):
+        if params is None:
+            raise IbverifyError(f"{name} needs the parameter blocks to split matrices from vectors")
+        em = eta0 if eta_m is None else eta_m
+        ea = eta0 if eta_a is None else eta_a
+        mats = tuple(k for k, v in params.items() if v.ndim == 2)
+        vecs = tuple(k for k, v in params.items() if v.ndim != 2)
+        if not mats or not vecs:
+            raise IbverifyError(f"{name} needs both matrix and vector blocks (got {list(params)})")
+        vec_chain = (Chain(EMA(beta), Sign(), Schedule(ea, p)) if name == "muon-signum" else
+                     Chain(Adam(beta, beta2, bias_correction, eps), Schedule(ea, p)))
+        if name == "muon-adam":
+            hyper.update(beta2=beta2, bias_correction=bias_correction, eps=eps)
+        ch = Partition({"matrices": (mats, Chain(EMA(beta), Polar(), Schedule(em, p))),
+                        "vectors": (vecs, vec_chain)})
+        hyper.update(eta_m=em, eta_a=ea)
+        g = geo.Hybrid(ea / em, mats)
+        return Optimizer(name, ch, g, Schedule(ea, p).rate, hyper)
+    else:
+        raise IbverifyError(f"unknown optimizer {name!r} ({', '.join(OPTIMIZERS)})")
+    return Optimizer(name, ch, g, sch.rate, hyper)
