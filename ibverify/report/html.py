@@ -127,7 +127,9 @@ def _num(v) -> str:
 
 
 def _pretty(v) -> str:
-    """JSON, with matrices one row per line."""
+    """Strings as they are; other values as JSON, with matrices one row per line."""
+    if isinstance(v, str):
+        return v
     if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
         return "[\n " + ",\n ".join(json.dumps(r) for r in v) + "\n]"
     return json.dumps(v, ensure_ascii=False, indent=None if not isinstance(v, dict) else 1)

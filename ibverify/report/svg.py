@@ -14,10 +14,15 @@ PALETTE = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#d
 
 
 def group_series(series: list[dict]) -> list[tuple[str, list[dict]]]:
-    """Series sharing a non-empty `group` go into one plot; the others get a plot each."""
+    """Series sharing a non-empty `group` go into one plot; the others get a plot each.
+    Exact repeats (same name and values, e.g. a re-run example) are drawn once."""
     groups: dict[str, list[dict]] = {}
+    seen: set[str] = set()
     for i, s in enumerate(series):
-        groups.setdefault(s.get("group") or f"\0{i}", []).append(s)
+        key = repr((s.get("group"), s["name"], s.get("x"), s.get("y")))
+        if key not in seen:
+            seen.add(key)
+            groups.setdefault(s.get("group") or f"\0{i}", []).append(s)
     return [(k if not k.startswith("\0") else v[0]["name"], v) for k, v in groups.items()]
 
 

@@ -162,3 +162,12 @@ def test_controls_link_and_error_without_text(results, tmp_path):
     page = (out / "baek.gr-inc-adam-l2.html").read_text()
     assert 'href="baek.control.gr-inc-adam-linf.html"' in page and "<code>not.in.this.run</code>" in page
     assert "no truth value (holds = null)" in (out / "baek.inc-adam-near-proxy.html").read_text()
+
+
+def test_repeated_series_are_drawn_once_and_strings_shown_raw(results, tmp_path):
+    c = claim_of(results, "zhang.det-adam-linf")
+    c["outcome"]["series"].append(dict(c["outcome"]["series"][0]))
+    c["outcome"]["counterexample"]["note"] = "line one\nline <two>"
+    page = (render_report(results, tmp_path / "r").parent / "claims" / "zhang.det-adam-linf.html").read_text()
+    assert len(Dom(page).find("g", class_="series")) == 1
+    assert "line one\nline &lt;two&gt;" in page
