@@ -40,7 +40,7 @@ code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
 .muted,.meta{color:var(--muted)}
 table{border-collapse:collapse;width:100%}th,td{padding:6px 8px;border-bottom:1px solid var(--line);
 text-align:left;vertical-align:top}thead th{font-size:13px;color:var(--muted)}
-tr.paper th{background:var(--panel);font-size:14px;padding-top:12px}td.num{text-align:right;white-space:nowrap}
+tr.paper th{background:var(--panel);font-size:14px;padding-top:12px}td.num,td.badges{white-space:nowrap}td.num{text-align:right}
 .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;white-space:nowrap;
 border:1px solid transparent}
 .good{background:#dafbe1;color:#116329}.bad{background:#ffebe9;color:#a40e26}.info{background:#ddf4ff;color:#0550ae}
@@ -207,7 +207,7 @@ def index_page(results: dict, names: dict[str, str]) -> str:
                 f'<tr class="claim" data-status="{c["status"]}" data-verdict="{escape(c["verdict"])}" '
                 f'data-expected="{"yes" if c["as_expected"] else "no"}">'
                 f'<td><a href="claims/{names[c["id"]]}"><code>{escape(c["id"])}</code></a></td>'
-                f'<td>{escape(c["result"])}</td><td>{_badges(c)}</td>'
+                f'<td>{escape(c["result"])}</td><td class="badges">{_badges(c)}</td>'
                 f'<td>{escape(_key_figure(c))}</td><td>{sparkline(series[0]) if series else ""}</td>'
                 f'<td class="num">{_runtime(c["runtime_s"])}</td></tr>')
         tbodies.append('<tbody class="group">' + "\n".join(rows) + "</tbody>")
