@@ -40,6 +40,23 @@ def inc_epoch_map(G, beta1: float, beta2: float) -> np.ndarray:
     return c_inc(beta1, beta2, n) * _ratio(A, np.sqrt(B)).sum(axis=0)
 
 
+def inc_epoch_map_at(Z, w, beta1: float, beta2: float) -> np.ndarray:
+    """inc_epoch_map at the iterate w, with g_j = −s_j z_j, s_j = σ(−z_j·w), in the log domain.
+
+    Row i of the map, A_i/√B_i, is invariant to scaling all s_j of that row by one α_i > 0, so each
+    row is shifted by its own max log-weight over the samples it sees (β2^age > 0). This keeps
+    β = 0 (per-sample signs) exact when relative weights underflow."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    logs = -np.logaddexp(0.0, Z @ np.asarray(w, dtype=np.float64))
+    seen = cyclic_weights(beta2, n) > 0
+    shift = np.where(seen, logs[None, :], -np.inf).max(axis=1)
+    S = np.exp(logs[None, :] - shift[:, None])  # S[i, j] = s_j / α_i
+    A = (cyclic_weights(beta1, n) * S) @ Z
+    B = (cyclic_weights(beta2, n) * S * S) @ (Z * Z)
+    return -c_inc(beta1, beta2, n) * _ratio(A, np.sqrt(B)).sum(axis=0)
+
+
 def proxy_map(G) -> np.ndarray:
     """Prop 4.1 / §5.2: the β2 → 1 limit sqrt(N) · S ⊘ sqrt(Q), S = Σ_j g_j, Q = Σ_j g_j²."""
     G = np.asarray(G, dtype=np.float64)

@@ -1,0 +1,35 @@
+"""How close can a direction be to ANY ℓ∞ max-margin solution? (they are often non-unique)
+
+S∞ = { v : ‖v‖∞ ≤ 1, Zv ≥ γ∞ } is the set of ℓ∞ max-margin solutions (each has ‖v‖∞ = 1).
+For a unit vector u:   max_{v ∈ S∞} cos(u, v) ≤ max_{v∈S∞} ⟨u, v⟩ / min_{v∈S∞} ‖v‖₂   (one LP, one QP).
+A direction whose cosine to another reference exceeds this bound is closer to that reference than
+to every ℓ∞ solution.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+from scipy.optimize import linprog
+
+from .. import IbverifyError
+
+SLACK = 1e-9  # relative relaxation of γ∞ so that rounding in γ∞ cannot empty S∞
+
+
+def max_cos_bound(Z, u, gamma_linf: float) -> float:
+    """Upper bound on max_{v ∈ S∞} cos(u, v) (see module docstring)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64) / np.linalg.norm(u)
+    n, d = Z.shape
+    g = gamma_linf * (1.0 - SLACK)
+    lp = linprog(-u, A_ub=-Z, b_ub=-np.full(n, g), bounds=[(-1.0, 1.0)] * d, method="highs")
+    if lp.status != 0:
+        raise IbverifyError(f"ℓ∞ solution set is empty or the LP failed: {lp.message}")
+    v = cp.Variable(d)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(v)), [Z @ v >= g, cp.abs(v) <= 1])
+    prob.solve(solver=cp.CLARABEL)
+    if prob.status != cp.OPTIMAL:
+        raise IbverifyError(f"min-norm ℓ∞ solution QP ended with status {prob.status}")
+    vmin = float(np.sqrt(max(prob.value, 0.0))) * (1.0 - 1e-7)  # conservative: shrink the divisor
+    return float(min(1.0, -lp.fun / vmin))
