@@ -11,8 +11,11 @@ the claim's data changed since the baseline was made), tier mismatch.
 
 Tracked figures: a spec `{"better": "higher"|"lower", "rtol": 0.05, "atol": 0.0}` makes figure f regress
 when it moves in the worse direction by more than max(rtol·|baseline f|, atol). Specs, later wins:
-1. the baseline claim's tolerances by name: `<f>_min` tracks figure `<f>` (higher is better), `<f>_max`
-   tracks `<f>` (lower is better), with the default rtol, when the baseline outcome has figure `<f>`;
+1. the baseline claim's tolerances (they live in the claim file, so they survive a baseline refresh):
+   a tolerance `<name>_min` / `<name>_max` bounds a figure from below / above, so higher / lower is
+   better; the figure is the tolerance's `figure` key (`gap_max = {value = 0.03, why = "...",
+   figure = "max_linf_gap"}`, optional `rtol`, `atol`, `better`), else the figure named `<name>`.
+   For a control the direction flips (moving towards the bound is moving towards not refuted).
 2. the baseline's top-level `"tracked": {"<claim id>": {"<figure>": spec}}`;
 3. the `tracked` argument.
 Untracked figures (and runtimes) are never compared.
@@ -59,10 +62,15 @@ def tracked_specs(claim: dict, baseline_tracked: dict | None = None, extra: dict
     """figure name -> {"better", "rtol", "atol"} for one baseline claim."""
     figs = _figures(claim)
     specs: dict[str, dict] = {}
-    for name in claim.get("tolerances") or {}:
-        for suffix, better in (("_min", "higher"), ("_max", "lower")):
-            if name.endswith(suffix) and name[: -len(suffix)] in figs:
-                specs[name[: -len(suffix)]] = {"better": better}
+    flip = {"higher": "lower", "lower": "higher"}
+    for name, tol in (claim.get("tolerances") or {}).items():
+        tol = tol if isinstance(tol, dict) else {}
+        stem, _, bound = name.rpartition("_")
+        better = tol.get("better") or {"min": "higher", "max": "lower"}.get(bound)
+        fig = tol.get("figure") or stem
+        if better in flip and fig in figs:
+            keep = {k: tol[k] for k in ("rtol", "atol") if k in tol}
+            specs[fig] = {**keep, "better": flip[better] if claim["status"] == "control" else better}
     for source in (baseline_tracked or {}, extra or {}):
         for fig, spec in (source.get(claim["id"]) or {}).items():
             specs[fig] = {**specs.get(fig, {}), **spec}

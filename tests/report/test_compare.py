@@ -135,3 +135,17 @@ def test_compare_command_exit_status_and_output(results, tmp_path):
     assert out.getvalue().endswith("compare: FAILED, 1 regression(s); 0 warning(s), 0 new claim(s)\n")
     with pytest.raises(IbverifyError, match="missing.json"):
         compare_command(tmp_path / "missing.json", cur, out)
+
+
+def test_tolerance_with_figure_key_tracks_it_and_controls_flip(results):
+    paper = claim_of(results, "zhang.det-adam-linf")
+    paper["tolerances"] = {"gap_max": {"value": 0.03, "why": "spec", "figure": "gap", "atol": 0.001}}
+    control = claim_of(results, "baek.control.gr-inc-adam-linf")
+    control["tolerances"] = {"gap_max": {"value": 0.03, "why": "spec", "figure": "gap"}}
+    assert tracked_specs(paper) == {"gap": {"better": "lower", "rtol": 0.05, "atol": 0.001}}
+    assert tracked_specs(control) == {"gap": {"better": "higher", "rtol": 0.05, "atol": 0.0}}
+    current = copy.deepcopy(results)
+    claim_of(current, "zhang.det-adam-linf")["outcome"]["figures"]["gap"] = 0.09
+    claim_of(current, "baek.control.gr-inc-adam-linf")["outcome"]["figures"]["gap"] = 0.05  # nearer the bound
+    assert [line.split()[1] for line in _fails(compare(results, current))] == [
+        "zhang.det-adam-linf:", "baek.control.gr-inc-adam-linf:"]
