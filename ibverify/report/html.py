@@ -191,10 +191,8 @@ def _key_figure(c: dict) -> str:
 def index_page(results: dict, names: dict[str, str]) -> str:
     claims, s = results["claims"], results["summary"]
     versions = " · ".join(f"{escape(k)} {escape(v or 'n/a')}" for k, v in results["versions"].items())
-    statuses = STATUSES
     counts = " · ".join(f'<span class="badge s-{st}">{st}</span> {sum(c["status"] == st for c in claims)}'
-                        for st in statuses)
-    verdicts = sorted({c["verdict"] for c in claims} | set(VERDICT_CLASS), key=list(VERDICT_CLASS).index)
+                        for st in STATUSES)
     groups: dict[str, list[dict]] = {}
     for c in claims:
         groups.setdefault(c["paper"], []).append(c)
@@ -212,8 +210,8 @@ def index_page(results: dict, names: dict[str, str]) -> str:
                 f'<td class="num">{_runtime(c["runtime_s"])}</td></tr>')
         tbodies.append('<tbody class="group">' + "\n".join(rows) + "</tbody>")
     boxes = " ".join(f'<label><input type="checkbox" name="status" value="{st}" checked> '
-                     f'<span class="badge s-{st}">{st}</span></label>' for st in statuses)
-    vopts = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in verdicts)
+                     f'<span class="badge s-{st}">{st}</span></label>' for st in STATUSES)
+    vopts = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in VERDICT_CLASS)
     body = f"""<header><h1>ibverify report</h1>
 <p class="meta">tier <b>{escape(results['tier'])}</b> · seed {results['seed']} · created {escape(results['created'])}
 <br>{versions}</p></header>
@@ -237,10 +235,9 @@ def index_page(results: dict, names: dict[str, str]) -> str:
 
 def claim_page(c: dict, names: dict[str, str]) -> str:
     o = c["outcome"] or {}
-    parts = [f'<nav><a href="../index.html">← all claims</a> · <a href="#plots">evidence</a> · '
-             f'<a href="#reproduce">reproduce</a></nav>',
-             f'<h1><code>{escape(c["id"])}</code></h1><p>{_badges(c)} <span class="muted">expected: '
-             f'{escape(c["expect"])}</span></p>']
+    nav = '<a href="../index.html">← all claims</a> · <a href="#plots">evidence</a> · <a href="#reproduce">reproduce</a>'
+    parts = [f"<nav>{nav}</nav>", f'<h1><code>{escape(c["id"])}</code></h1>',
+             f'<p>{_badges(c)} <span class="muted">expected: {escape(c["expect"])}</span></p>']
     if c["status"] in STATUS_NOTE:
         parts.append(f'<div class="note {c["status"]}">{escape(STATUS_NOTE[c["status"]])}</div>')
     parts.append(f'<p><b>Paper result:</b> {escape(c["result"])} <span class="muted">— {escape(c["paper"])}</span></p>'

@@ -93,9 +93,9 @@ def plot(series: list[dict], title: str = "", width: int = 640, height: int = 32
     left, right, top, bottom = 70, 16, 30, 46
     full_h = height + legend_h + note_h
     pw, ph = width - left - right, height - top - bottom
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {width} {full_h}" '
-           f'width="{width}" height="{full_h}" role="img" aria-label="{escape(title)}" '
-           f'font-family="system-ui, sans-serif" font-size="12">',
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {width} {full_h}" '
+            f'width="{width}" height="{full_h}" role="img" aria-label="{escape(title)}" '
+            f'font-family="system-ui, sans-serif" font-size="12">'),
            f'<text x="{left}" y="18" font-weight="600" font-size="13" fill="currentColor">{escape(title)}</text>']
     xs = [p[0] for _, segs, _ in drawn for seg in segs for p in seg]
     ys = [p[1] for _, segs, _ in drawn for seg in segs for p in seg]

@@ -52,8 +52,8 @@ def test_verdict_turning_into_error_fails(results):
     c.update(verdict="error", as_expected=False, outcome=None, error="Traceback\nRuntimeError: diverged")
     _resummarize(current)
     res = compare(results, current)
-    assert _fails(res) == ["FAIL   baek.beyond.reshuffling: verdict finding → error (as expected before, "
-                           "error now): RuntimeError: diverged"]
+    assert _fails(res) == [("FAIL   baek.beyond.reshuffling: verdict finding → error (as expected before, "
+                            "error now): RuntimeError: diverged")]
 
 
 def test_improved_verdict_passes_and_is_reported(results):
@@ -117,8 +117,8 @@ def test_changed_check_hash_warns_stale_baseline(results):
     claim_of(current, "baek.gr-inc-adam-l2")["check_hash"] = "ffff000011112222"
     res = compare(results, current)
     assert res.ok and res.warnings == 1
-    assert res.lines == ["WARN   baek.gr-inc-adam-l2: stale baseline: check_hash 0123456789abcdef → ffff000011112222 "
-                         "(check or claim data changed; refresh the baseline if intended)"]
+    assert res.lines == [("WARN   baek.gr-inc-adam-l2: stale baseline: check_hash 0123456789abcdef → "
+                          "ffff000011112222 (check or claim data changed; refresh the baseline if intended)")]
 
 
 def test_compare_command_exit_status_and_output(results, tmp_path):
