@@ -49,15 +49,29 @@ def _rational_points(symbols, n: int, seed: int, positive=()):
 
 
 def identity(name: str, lhs, rhs, symbols, positive=(), seed: int = 0) -> Step:
-    """lhs ≡ rhs: exact simplification of lhs − rhs to 0; otherwise search rational counterexamples."""
-    diff = sp.simplify(sp.cancel(sp.together(lhs - rhs)))
+    """lhs ≡ rhs, proven by exact simplification of lhs − rhs to 0. A quick screen at exact rational
+    points (60-digit evaluation) runs first, so a false identity fails fast with a counterexample."""
+    diff = lhs - rhs
+    points = list(_rational_points(symbols, 40, seed, positive))
+    for pt in points[:3]:
+        cex = _counterexample(diff, pt)
+        if cex:
+            return Step(name, False, cex)
+    diff = sp.simplify(sp.cancel(sp.together(diff)))
     if diff == 0:
         return Step(name, True)
-    for pt in _rational_points(symbols, 40, seed, positive):
-        val = sp.N(diff.subs(pt), 60)  # exact point, 60-digit evaluation: no false counterexamples
-        if val.is_real and abs(val) > sp.Float("1e-40", 60):
-            return Step(name, False, {**{str(k): str(v) for k, v in pt.items()}, "difference": f"{float(val):.6e}"})
+    for pt in points[3:]:
+        cex = _counterexample(diff, pt)
+        if cex:
+            return Step(name, False, cex)
     return Step(name, False, {"difference": str(diff), "note": "not simplified to 0; no counterexample found"})
+
+
+def _counterexample(diff, pt) -> dict | None:
+    val = sp.N(diff.subs(pt), 60)  # exact point, 60-digit evaluation: no false counterexamples
+    if val.is_real and abs(val) > sp.Float("1e-40", 60):
+        return {**{str(k): str(v) for k, v in pt.items()}, "difference": f"{float(val):.6e}"}
+    return None
 
 
 def _betas():
@@ -85,17 +99,25 @@ def c_inc_symbolic(b1, b2, n: int):
     return (1 - b1) / (1 - b1 ** n) * sp.sqrt((1 - b2 ** n) / (1 - b2))
 
 
-def prove_epoch_map_inc(n: int, c_inc=None) -> Proof:
+def prove_epoch_map_inc(n: int, c_inc=None, claimed: str = "c_inc") -> Proof:
     """Prop 2.5 under frozen gradients (one coordinate; maps act coordinatewise):
     (1) the steady state is periodic: one more epoch returns to x_start;
     (2) m_i = k1·A_i, A_i = Σ_j β1^((i−j) mod N) g_j, k1 = 1/Σ_{k<N} β1^k;
     (3) v_i = k2·B_i, B_i = Σ_j β2^((i−j) mod N) g_j², k2 = 1/Σ_{k<N} β2^k;
     (4) C_inc² = k1²/k2 with C_inc, k1, k2 > 0, hence m_i/√v_i = C_inc·A_i/√B_i and
         Σ_i m_i/√v_i = C_inc Σ_i A_i/√B_i exactly.
-    `c_inc` replaces the constant (a control passes a wrong one)."""
+    `c_inc` replaces the constant (a control passes a wrong one). claimed = "sign" instead tests the
+    full-batch belief Σ_i m_i/√v_i = N·sign(Σ_j g_j) directly (a control: it must fail)."""
     b1, b2 = _betas()
     g = sp.symbols(f"g0:{n}", real=True)
     syms = (b1, b2, *g)
+    if claimed == "sign":
+        _, m = steady_state_moments(b1, g, n)
+        _, v = steady_state_moments(b2, [x ** 2 for x in g], n)
+        pr = Proof(f"cyclic steady state of Adam moments = N·sign(Σg) (N = {n})")
+        pr.steps.append(identity("Σ_i m_i/√v_i = N·sign(Σ_j g_j)", sum(a / sp.sqrt(b) for a, b in zip(m, v)),
+                                 n * sp.sign(sum(g)), syms, (b1, b2)))
+        return pr
     pr = Proof(f"cyclic steady state of Adam moments = C_inc(β1, β2, {n}) epoch map")
     C = c_inc_symbolic(b1, b2, n) if c_inc is None else c_inc(b1, b2, n)
     g2 = [x ** 2 for x in g]
