@@ -96,8 +96,27 @@ def per_sample_gradients(Z, w) -> np.ndarray:
     return -np.exp(logs - logs.max())[:, None] * Z
 
 
-def proxy_step(Z, w) -> np.ndarray:
-    """AdamProxy direction −∇L(w) ⊘ sqrt(Σ_i ∇L_i(w)²) (spec §5.2) with L = (1/N) Σ L_i,
-    computed from log-domain weights (scale invariant, so exact)."""
+def proxy_step(Z, w, eps: float = 0.0) -> np.ndarray:
+    """AdamProxy direction −∇L(w) ⊘ (sqrt(Σ_i ∇L_i(w)²) + ε) (spec §5.2) with L = (1/N) Σ L_i,
+    computed from log-domain weights rescaled so that max_j s_j = 1. Exact for ε = 0 (the map is
+    scale invariant); for ε > 0 the rescaling changes the result (what a control shows)."""
     G = per_sample_gradients(Z, w)
-    return -_ratio(G.sum(axis=0) / G.shape[0], np.sqrt((G * G).sum(axis=0)))
+    return -_ratio(G.sum(axis=0) / G.shape[0], np.sqrt((G * G).sum(axis=0)) + eps)
+
+
+def proxy_step_mp(Z, w, eps: float = 0.0, dps: int = 60) -> np.ndarray:
+    """The same AdamProxy direction with the true (unrescaled) loss derivatives s_i = σ(−z_i·w),
+    in mpmath (local context, `dps` digits): the reference for proxy_step at huge margins."""
+    import mpmath
+
+    ctx = mpmath.mp.clone()
+    ctx.dps = dps
+    Z = np.asarray(Z, dtype=np.float64)
+    n, d = Z.shape
+    s = [1 / (1 + ctx.exp(ctx.mpf(float(z @ w)))) for z in Z]
+    out = np.zeros(d)
+    for k in range(d):
+        num = sum(s[i] * ctx.mpf(float(Z[i, k])) for i in range(n)) / n
+        den = ctx.sqrt(sum((s[i] * ctx.mpf(float(Z[i, k]))) ** 2 for i in range(n))) + ctx.mpf(eps)
+        out[k] = float(num / den) if den != 0 else 0.0
+    return out
