@@ -3,7 +3,7 @@
 `run_property(ctx, strategy, evaluate)` calls `evaluate(example) -> Example` on generated
 examples; the property is `example.ok`. It returns all evaluated examples and the failing one
 (hypothesis replays the shrunk counterexample last). Settings come from the active hypothesis
-profile (`ci`: derandomized, `dev`: random) and the tier's `examples` / `shrink` parameters.
+profile (`ci`: seeded from the claim id and ctx.seed, so every run is identical; `dev`: random) and the tier's `examples` / `shrink` parameters.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from hypothesis import HealthCheck, Phase, given, settings
+import hashlib
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from ..claims import CheckContext
 
@@ -42,9 +44,10 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
     phases = [Phase.explicit, Phase.reuse, Phase.generate]
     if ctx.params.get("shrink", False):
         phases.append(Phase.shrink)
-    base = settings()  # the loaded profile (derandomize etc.)
+    base = settings()  # the loaded profile
+    fixed = base.derandomize  # `ci`: a stable seed from (claim id, ctx.seed); `dev`: random
 
-    @settings(base, max_examples=int(ctx.params.get("examples", 5)), deadline=None, database=None,
+    @settings(base, derandomize=False, max_examples=int(ctx.params.get("examples", 5)), deadline=None, database=None,
               phases=phases, report_multiple_bugs=False, print_blob=False,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
@@ -55,6 +58,9 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
         if not r.ok:
             raise _Counterexample(r.reason)
 
+    if fixed:
+        digest = hashlib.sha256(f"{ctx.claim.id}:{ctx.seed}".encode()).digest()
+        prop = seed(int.from_bytes(digest[:8], "big"))(prop)
     try:
         prop()
     except _Counterexample:

@@ -12,8 +12,9 @@ kernel runs naive float64 (s ≡ 0): it freezes once g² underflows (NUMERICS.md
 Batch gradient: log-weights l_i = log|ℓ'(z_i·w)|; with L = max over the batch, the relative
 gradient is g̃_k = −(1/b) Σ_i e^{l_i − L} z_ik and the true one g_k = e^{L} g̃_k.
 Diagnostics (counters): flushed (a batch sample's relative weight underflowed to 0), shifts
-(frame moves), stalled (steps where the true gradient is nonzero but w did not change at all:
-the signature of a float64 freeze).
+(frame moves), stalled (steps where the true gradient is nonzero but w did not change at all; single
+such steps are normal for samples with negligible weight), streak (current run of consecutive stalled
+steps: a long streak at the end of a run is the signature of a float64 freeze).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 ADAM, SIGNUM, GD, NGD, PROXY = 0, 1, 2, 3, 4
 LOGISTIC, EXPONENTIAL = 0, 1
 TINY = 1e-150
-N_DIAG = 3
+N_DIAG = 4
 
 
 @nb.njit(cache=True, inline="always")
@@ -134,3 +135,6 @@ def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, l
                 moved |= w[k] != old
         if nonzero and not moved:
             diag[2] += 1
+            diag[3] += 1
+        else:
+            diag[3] = 0

@@ -74,6 +74,11 @@ def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.nd
     return Run(spec, engine, ws[-1].copy(), int(cps[-1]), cps, ws, diag, time.perf_counter() - t0)
 
 
+def frozen(streak: int, n: int, b: int) -> bool:
+    """A run is frozen when its last ≥ max(1000, 4 epochs) steps all left w unchanged."""
+    return streak >= max(1000, 4 * -(-n // b))
+
+
 class CompiledState:
     """Everything a compiled run needs to continue: iterate, moments, frame, step, sampler."""
 
@@ -95,9 +100,10 @@ class CompiledState:
             steps -= k
 
     def diagnostics(self) -> dict:
-        f, sh, st = (int(x) for x in self.diag)
-        return {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st,
-                "max_log_scale": float(self.s.max(initial=0.0))}
+        f, sh, st, streak = (int(x) for x in self.diag)
+        n, b = self.sampler.n, self.sampler.b
+        return {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st, "stalled_streak": streak,
+                "frozen": frozen(streak, n, b), "max_log_scale": float(self.s.max(initial=0.0))}
 
 
 def _run_compiled(Z, spec, cps, log_frame, progress):
@@ -140,10 +146,12 @@ def iterate_chain(Z, spec: OptimizerSpec, xp):
 
 def _run_chain(Z, spec, cps, xp, progress):
     ws = np.empty((len(cps), Z.shape[1]))
-    stalled, j, w_prev = 0, 0, None
+    stalled, streak, j, w_prev = 0, 0, 0, None
     for t, w, g, _ in iterate_chain(Z, spec, xp):
         if w_prev is not None:
-            stalled += bool(np.all(w == w_prev) and np.any(g != 0))
+            still = bool(np.all(w == w_prev) and np.any(g != 0))
+            stalled += still
+            streak = streak + 1 if still else 0
         w_prev = w
         if progress and t % 1000 == 0:
             progress(t, int(cps[-1]))
@@ -151,4 +159,5 @@ def _run_chain(Z, spec, cps, xp, progress):
             ws[j] = xp.to_float(w)
             j += 1
         if j == len(cps):
-            return ws, {"stalled_steps": stalled}
+            return ws, {"stalled_steps": stalled, "stalled_streak": streak,
+                        "frozen": frozen(streak, Z.shape[0], spec.batch_size)}

@@ -1,0 +1,111 @@
+"""pytest integration: every `claims/<id>.toml` is collected as a test item that runs the claim.
+
+Options:
+  --ibverify-tier {smoke,fast,full}   tier the claim items run (default: ini `ibverify_tier`, else fast)
+  --ibverify-report DIR               also write results.json and the HTML report to DIR
+An item passes when the claim's verdict is the expected one (paper/reconstructed: holds; control:
+refuted; beyond: a finding without error). Items are marked `claim` and `tier_<name>`; a claim
+without the selected tier is skipped.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+_rows: list[dict] = []
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("ibverify")
+    g.addoption("--ibverify-tier", choices=("smoke", "fast", "full"), default=None,
+                help="tier for claims/*.toml items (default: ini ibverify_tier or fast)")
+    g.addoption("--ibverify-report", default=None, metavar="DIR",
+                help="write results.json and the HTML report of the claim items to DIR")
+    parser.addini("ibverify_tier", "default tier for claim items", default="fast")
+
+
+def pytest_configure(config):
+    from . import profiles
+
+    profiles.load()
+    config.addinivalue_line("markers", "claim: a registry claim collected as a test")
+    for t in ("smoke", "fast", "full"):
+        config.addinivalue_line("markers", f"tier_{t}: claim has a {t} tier")
+
+
+def _tier(config) -> str:
+    return config.getoption("--ibverify-tier") or config.getini("ibverify_tier")
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.suffix == ".toml" and file_path.parent.name == "claims":
+        try:
+            data = tomllib.loads(file_path.read_text())
+        except (tomllib.TOMLDecodeError, OSError):
+            data = {}
+        if "id" in data and "check" in data:
+            return ClaimFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ClaimFile(pytest.File):
+    def collect(self):
+        from .claims import load_claim
+
+        claim = load_claim(self.path)
+        item = ClaimItem.from_parent(self, name=claim.id, claim=claim)
+        item.add_marker(pytest.mark.claim)
+        for t in claim.tiers:
+            item.add_marker(getattr(pytest.mark, f"tier_{t}"))
+        yield item
+
+
+class ClaimFailed(Exception):
+    pass
+
+
+class ClaimItem(pytest.Item):
+    def __init__(self, *, claim, **kw):
+        super().__init__(**kw)
+        self.claim = claim
+
+    def runtest(self):
+        from .verify import run_claim
+
+        tier = _tier(self.config)
+        if tier not in self.claim.tiers:
+            pytest.skip(f"claim has no '{tier}' tier")
+        row = run_claim(self.claim, tier)
+        _rows.append(row)
+        if not row["as_expected"]:
+            fig = (row["outcome"] or {}).get("figure", "")
+            raise ClaimFailed(f"{self.claim.id}: verdict '{row['verdict']}', expected '{row['expect']}'. "
+                              f"{fig} {row['error'] or (row['outcome'] or {}).get('details', '')}")
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, ClaimFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"claim {self.claim.id} [{self.claim.status}]"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    out = session.config.getoption("--ibverify-report")
+    if not out or not _rows:
+        return
+    from datetime import datetime, timezone
+
+    from .report import render_report, write_results
+    from .verify import SCHEMA, summarize, versions
+
+    results = {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "tier": _tier(session.config), "seed": 0, "versions": versions(),
+               "summary": summarize(_rows), "claims": list(_rows)}
+    Path(out).mkdir(parents=True, exist_ok=True)
+    write_results(results, Path(out) / "results.json")
+    render_report(results, Path(out))
