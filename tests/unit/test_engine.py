@@ -1,0 +1,115 @@
+"""Engines agree: compiled log-frame kernels vs the float64 reference chain (before underflow) and
+vs the mpmath chain (past float64 underflow, where naive float64 has already gone wrong)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ibverify.data import gr
+from ibverify.data.strategies import gaussian_data, gr_data
+from ibverify.engine import log_checkpoints, run
+from ibverify.optim import NAMES, OptimizerSpec, Sampler
+
+
+def rel(a, b):
+    return np.max(np.abs(a - b)) / np.max(np.abs(b))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("loss", ["logistic", "exponential"])
+def test_compiled_matches_reference(name, loss, rng):
+    Z = gr(5, 7, rng).Z
+    for kw in ({}, {"eps": 1e-3, "bias_correction": True}):
+        spec = OptimizerSpec(name, loss=loss, beta1=0.8, beta2=0.95, batch_size=2 if name == "adam" else None,
+                             order="reshuffle" if name == "adam" else "cyclic", **kw)
+        a = run(Z, spec, 400, checkpoints=6, engine="compiled")
+        b = run(Z, spec, 400, checkpoints=6, engine="reference")
+        np.testing.assert_array_equal(a.checkpoints, b.checkpoints)
+        assert rel(a.ws, b.ws) <= 1e-12, (name, loss, kw)
+
+
+@settings(max_examples=15)
+@given(data=st.one_of(gr_data(), gaussian_data()), name=st.sampled_from(NAMES), b=st.integers(1, 10),
+       order=st.sampled_from(["cyclic", "reshuffle", "replacement"]), seed=st.integers(0, 100))
+def test_compiled_matches_reference_property(data, name, b, order, seed):
+    Z = data.dataset.Z
+    spec = OptimizerSpec(name, batch_size=min(b, len(Z)) if name in ("adam", "signum", "gd", "ngd") else None,
+                         order=order, seed=seed, beta1=0.5, beta2=0.9)
+    a = run(Z, spec, 150, checkpoints=4, engine="compiled")
+    r = run(Z, spec, 150, checkpoints=4, engine="reference")
+    assert rel(a.ws, r.ws) <= 1e-12
+
+
+FAMILIES = [("inc-adam", {}), ("det-adam", {}), ("adam", {"batch_size": 2}), ("signum", {"batch_size": 1}),
+            ("ngd", {}), ("adam-proxy", {}), ("gd", {}),
+            ("inc-adam", {"eps": 1e-8, "bias_correction": True})]
+
+
+@pytest.mark.parametrize("name,kw", FAMILIES)
+def test_log_frame_matches_mpmath_past_underflow(name, kw):
+    """Data scaled ×50 so min margins pass the underflow points (372 for g², 745 for g) within 1500 steps;
+    β2 = 0.5 keeps v's memory of the large early gradients short."""
+    Z = gr(4, 5, np.random.default_rng(3)).Z * 50
+    spec = OptimizerSpec(name, lr=1.0, beta1=0.3, beta2=0.5, **kw)
+    steps = 1500
+    fast = run(Z, spec, steps, checkpoints=4)
+    exact = run(Z, spec, steps, checkpoints=4, engine="mpmath", dps=40)
+    if kw.get("eps"):  # ε > 0 changes the algorithm: once √v ≪ ε the true steps are tiny (NUMERICS.md)
+        assert exact.diagnostics["frozen"] and fast.diagnostics["frozen"]
+    else:
+        assert np.min(Z @ exact.w) > 372  # past the float64 underflow of g² ≈ e^{-2z} (Adam's v)
+    assert rel(fast.ws, exact.ws) <= 1e-12
+    naive = run(Z, spec, steps, checkpoints=4, log_frame=False)
+    if name in ("inc-adam", "det-adam", "adam", "signum") and not kw.get("eps"):
+        assert rel(naive.ws, exact.ws) > 1e-3  # naive float64 went wrong; the frame did not
+        assert fast.diagnostics["frame_shifts"] > 0
+
+
+def test_naive_float64_freeze_is_detected_and_log_frame_continues():
+    """NUMERICS.md: naive per-sample Adam freezes once g² underflows (margin ≈ 372)."""
+    Z = gr(4, 5, np.random.default_rng(3)).Z * 50
+    spec = OptimizerSpec("inc-adam", lr=1.0, beta1=0.0, beta2=0.5)
+    naive = run(Z, spec, 20000, checkpoints=3, log_frame=False)
+    framed = run(Z, spec, 20000, checkpoints=3)
+    assert naive.diagnostics["frozen"] and naive.diagnostics["stalled_streak"] >= 1000
+    assert not framed.diagnostics["frozen"]
+    assert np.min(Z @ framed.w) > 2 * np.min(Z @ naive.w)
+
+
+def test_gd_step_underflow_is_reported():
+    Z = gr(4, 5, np.random.default_rng(3)).Z * 50
+    r = run(Z, OptimizerSpec("gd", lr=1.0), 3000)
+    assert r.diagnostics["frozen"]
+
+
+def test_log_checkpoints():
+    c = log_checkpoints(10**6, 7)
+    assert c[0] == 1 and c[-1] == 10**6 and np.all(np.diff(c) > 0)
+    np.testing.assert_allclose(np.diff(np.log10(c)), 1.0, atol=0.01)
+
+
+def test_samplers():
+    cyc = Sampler(5, 2, "cyclic").next(5)
+    np.testing.assert_array_equal(cyc.ravel(), [0, 1, 2, 3, 4, 0, 1, 2, 3, 4])
+    rs = Sampler(6, 1, "reshuffle", seed=4).next(18).ravel()
+    for e in range(3):
+        assert sorted(rs[6 * e:6 * e + 6]) == list(range(6))  # each epoch is a permutation
+    assert not np.array_equal(rs[:6], rs[6:12])
+    a, b = Sampler(6, 3, "replacement", seed=1), Sampler(6, 3, "replacement", seed=1)
+    np.testing.assert_array_equal(a.next(10), b.next(10))
+    s = Sampler(7, 2, "reshuffle", seed=9)
+    s.next(3)
+    st_ = s.state()
+    x = s.next(20)
+    s2 = Sampler(7, 2, "reshuffle", seed=0)
+    s2.restore(st_)
+    np.testing.assert_array_equal(s2.next(20), x)
+
+
+def test_mpmath_backend_uses_a_local_context():
+    import mpmath
+
+    before = mpmath.mp.prec
+    run(gr(3, 2, np.random.default_rng(0)).Z, OptimizerSpec("inc-adam"), 5, engine="mpmath", dps=60)
+    assert mpmath.mp.prec == before
