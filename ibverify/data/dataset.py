@@ -45,7 +45,7 @@ class Dataset:
             raise IbverifyError(f"{self.name}: X has a non-finite value at row {bad[0]}, column {bad[1]}")
         if not np.all(np.isin(y, (-1.0, 1.0))):
             bad = y[~np.isin(y, (-1.0, 1.0))][0]
-            raise IbverifyError(f"{self.name}: labels must be -1 or +1, found {bad!r}")
+            raise IbverifyError(f"{self.name}: labels must be -1 or +1, found {float(bad):g}")
         return self
 
 
