@@ -1,0 +1,540 @@
+"""Checks for paper 2 (Gronich & Vardi): homogeneous models, steepest-descent geometries, KKT directions.
+
+Network rows are judged by TREND in the fast tier (negative least-squares slope of log residual vs log t over
+log-spaced checkpoints taken after the data are separated) and additionally by a BOUND at the horizon where
+the tier sets ``bound = true`` (the full tier). Controls call the same functions with the opposite expectation.
+
+All runs are full batch, float64, log frame (ibverify.networks.optim). Runs are cached per process by their
+configuration, so claims that look at the same runs (approx-steepest, momentum-tracks-gradient,
+directional-convergence, own-norm-wins) train each configuration once.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..claims import CheckContext
+from ..evidence import Outcome, Series, log_slope
+from ..networks import datasets, kkt, models, optim, train
+from ..networks import geometry as geo
+from ..networks.blocks import fro, inner
+from ..networks.geometry.base import polar, spectral
+
+# per-optimizer base rate η0 (unit balls differ in size between geometries; see docs in the claim files)
+ETA0 = {"nsd-l2": 0.5, "momentum-gd": 0.5, "nsd-linf": 0.1, "signum": 0.1, "adam": 0.1,
+        "nsd-spectral": 0.3, "nsd-msp": 0.3, "muon": 0.3, "muon-ns5": 0.3}
+
+_RUNS: dict[tuple, Any] = {}
+
+
+# ------------------------------------------------------------------------------------------- building blocks
+
+def _data(cfg: dict, seed: int):
+    kind = cfg.get("data", "teacher")
+    n, d = cfg.get("n"), cfg.get("d", 6)
+    if kind == "teacher":
+        return datasets.teacher_two_layer(n or 30, d, m_teacher=cfg.get("teacher_width", 4),
+                                          q=cfg.get("teacher_q", 2.0), seed=seed)
+    if kind == "linear":
+        return datasets.linear_separable(n or 20, d, seed=seed)
+    if kind == "matrix":
+        return datasets.matrix_separable(n or 20, cfg.get("rows", 4), cfg.get("cols", 3), seed=seed)
+    if kind == "digits":
+        return datasets.digits_even_odd(n, seed=seed)
+    raise ValueError(f"unknown data kind {kind!r}")
+
+
+def _model(cfg: dict, data):
+    kind = cfg.get("model", "two-layer")
+    d = data.X.shape[1]
+    if kind == "matrix-linear":
+        return models.MatrixLinear(*data.X.shape[1:])
+    return models.make_model(kind, d, width=cfg.get("width", 16), q=cfg.get("q", 2.0), depth=cfg.get("depth", 2))
+
+
+def _optimizer(cfg: dict, model, theta0, warn=True):
+    name = cfg["optimizer"]
+    eta_m = cfg.get("eta_m")
+    eta_a = cfg.get("eta_a")
+    if name == "muon-adam" and "ratio" in cfg:
+        eta_m = eta_m or 0.1
+        eta_a = eta_m * cfg["ratio"]
+    return optim.make_optimizer(name, eta0=cfg.get("eta0", ETA0.get(name, 0.1)), p=cfg.get("p", 0.8),
+                                beta=cfg.get("beta", 0.9), beta2=cfg.get("beta2", 0.99),
+                                bias_correction=cfg.get("bias_correction", True), eps=cfg.get("eps", 0.0),
+                                eta_m=eta_m if eta_m is not None else 0.1, eta_a=eta_a if eta_a is not None else 0.1,
+                                params=theta0, L=model.L, warn=warn)
+
+
+RUN_KEYS = ("data", "n", "d", "teacher_width", "teacher_q", "rows", "cols", "data_seed", "model", "width", "q", "depth",
+            "optimizer", "eta0", "eta_m", "eta_a", "ratio", "p", "beta", "beta2", "bias_correction", "eps", "steps",
+            "checkpoints", "start", "init_scale", "zero_init", "loss")
+
+
+def _key(cfg: dict, seed: int) -> tuple:
+    """Cache key: only the keys that change a run (claims differ in tolerances and conventions' notes)."""
+    c = {k: cfg[k] for k in RUN_KEYS if k in cfg}
+    c.setdefault("eta0", ETA0.get(cfg["optimizer"], 0.1))
+    return (seed,) + tuple(sorted(c.items()))
+
+
+def get_run(cfg: dict, seed: int, warn: bool = True):
+    """(run, model, data, optimizer) for a configuration and seed; cached per process."""
+    key = _key(cfg, seed)
+    if key in _RUNS:
+        return _RUNS[key]
+    data = _data(cfg, cfg.get("data_seed", seed))
+    model = _model(cfg, data)
+    rng = np.random.default_rng(1000 + seed)
+    if model.L == 1 and cfg.get("zero_init", True):
+        theta0 = {k: np.zeros(s) for k, s in model.blocks.items()}
+    else:
+        theta0 = model.init(rng, cfg.get("init_scale", 0.5))
+    opt = _optimizer(cfg, model, theta0, warn=warn)
+    steps = int(cfg["steps"])
+    cps = train.log_checkpoints(steps, int(cfg.get("checkpoints", 10)), int(cfg.get("start", max(10, steps // 20))))
+    r = train.run(model, data.X, data.y, opt, steps, theta0, loss=cfg.get("loss", "logistic"), checkpoints=cps)
+    _RUNS[key] = (r, model, data, opt)
+    return _RUNS[key]
+
+
+def _sep(r) -> list[int]:
+    """Indices of checkpoints at which the data are separated (q_min > 0)."""
+    return [i for i, q in enumerate(r.q_min) if q > 0]
+
+
+def _hyb_c(opt) -> float:
+    return getattr(opt.geometry, "c", 1.0)
+
+
+def _clean(obj):
+    """JSON-safe copy (non-finite floats → None, numpy scalars → Python)."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}" if math.isfinite(x) else str(x)
+
+
+def _tol(ctx: CheckContext, name: str, default: float | None = None) -> float:
+    try:
+        return ctx.tol(name)
+    except KeyError:
+        if default is None:
+            raise
+        return default
+
+
+def _seeds(ctx: CheckContext) -> list[int]:
+    s = ctx.params.get("seeds", 1)
+    return [ctx.seed + i for i in range(s)] if isinstance(s, int) else [ctx.seed + int(i) for i in s]
+
+
+# ------------------------------------------------------------------------------------------- gronich.homogeneity
+
+def homogeneity(ctx: CheckContext) -> Outcome:
+    """f(x; αθ) = α^L f(x; θ), Euler ⟨∇f, θ⟩ = L f and blockwise ⟨∇_k f, θ_k⟩ = L_k f, on hypothesis models."""
+    from hypothesis import given, settings, strategies as st
+
+    from ..networks.strategies import model_and_point
+
+    rtol = ctx.tol("rtol")
+    worst = {"scaling": 0.0, "euler": 0.0, "block_euler": 0.0, "jac_vs_vjp": 0.0}
+    count = [0]
+
+    def rel(a, b):
+        return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+    @settings(max_examples=int(ctx.params.get("examples", 20)), deadline=None, database=None)
+    @given(model_and_point(), st.floats(0.1, 10.0))
+    def prop(mp, alpha):
+        model, theta, X = mp
+        count[0] += 1
+        f = model.outputs(theta, X)
+        fa = model.outputs({k: alpha * v for k, v in theta.items()}, X)
+        e1 = rel(fa, alpha ** model.L * f)
+        J = model.jac(theta, X)
+        n = X.shape[0]
+        eul = sum(J[k].reshape(n, -1) @ theta[k].ravel() for k in J)
+        e2 = rel(eul, model.L * f)
+        e3 = max(rel(J[k].reshape(n, -1) @ theta[k].ravel(), model.degrees[k] * f) for k in J)
+        c = np.linspace(-1, 1, n)
+        v = model.vjp(theta, X, c)
+        e4 = max(rel(v[k].ravel(), J[k].reshape(n, -1).T @ c) for k in J)
+        for k_, e in zip(worst, (e1, e2, e3, e4)):
+            worst[k_] = max(worst[k_], e)
+        assert max(e1, e2, e3, e4) <= rtol, (model.describe(), e1, e2, e3, e4)
+
+    cex = None
+    try:
+        prop()
+    except AssertionError as e:
+        cex = {"failure": str(e)[:500]}
+    w = max(worst.values())
+    return Outcome(holds=cex is None and w <= rtol, figure=f"max relative error {_fmt(w)} (rtol {rtol:g})",
+                   figures={f"max_rel_err_{k}": v for k, v in worst.items()}, examples=count[0],
+                   details="models: linear, matrix-linear, deep-linear (K=2..4), two-layer ReLU^q (q ∈ {1, 1.5, 2, 3}); "
+                           "α ∈ [0.1, 10]; also checks the batched vjp against per-sample gradients",
+                   counterexample=cex)
+
+
+# ------------------------------------------------------------------------------------------- gronich.dual-norms
+
+def dual_norms(ctx: CheckContext) -> Outcome:
+    """⟨LMO(g), g⟩ = −‖g‖_*, ‖LMO(g)‖ = 1, the dual-norm formula equals a cvxpy sup over the unit ball, and the
+    Muon-Adam step equals η_A·(−LMO) of the hybrid norm with c = η_A/η_M."""
+    import cvxpy as cp
+    from hypothesis import given, settings, strategies as st
+
+    from ..networks.strategies import block_params
+
+    rtol, rtol_solver = ctx.tol("rtol"), ctx.tol("rtol_solver")
+    names = ["l2", "linf", "spectral", "msp", "hybrid"]
+    worst = {"lmo_identity": 0.0, "lmo_unit": 0.0, "dual_formula_vs_solver": 0.0, "hybrid_step": 0.0}
+    count = [0]
+    n_solver = int(ctx.params.get("solver_examples", 5))
+
+    @settings(max_examples=int(ctx.params.get("examples", 30)), deadline=None, database=None)
+    @given(st.sampled_from(names), block_params(), st.floats(0.1, 10.0))
+    def prop(name, g, c):
+        count[0] += 1
+        if name == "spectral":
+            g = {k: v for k, v in g.items() if v.ndim == 2} or {"W": np.ones((2, 2))}
+            g = dict([next(iter(g.items()))])
+        G = geo.get(name, c)
+        if name == "hybrid" and not (any(v.ndim == 2 for v in g.values()) and any(v.ndim == 1 for v in g.values())):
+            g = {**g, "W_extra": np.arange(6.0).reshape(2, 3) - 2.5, "u_extra": np.array([1.0, -2.0, 0.0])}
+        ds = G.dual_norm(g)
+        u = G.lmo(g)
+        e1 = abs(inner(u, g) + ds) / max(ds, 1e-300)
+        e2 = abs(G.norm(u) - 1.0) if ds > 0 else 0.0
+        worst["lmo_identity"] = max(worst["lmo_identity"], e1)
+        worst["lmo_unit"] = max(worst["lmo_unit"], e2)
+        if count[0] <= n_solver and ds > 0:
+            V = {k: cp.Variable(v.shape) for k, v in g.items()}
+            prob = cp.Problem(cp.Maximize(sum(cp.sum(cp.multiply(V[k], g[k])) for k in g)), [G.cvx_norm(V) <= 1])
+            prob.solve(solver=cp.CLARABEL)
+            e3 = abs(prob.value - ds) / ds
+            worst["dual_formula_vs_solver"] = max(worst["dual_formula_vs_solver"], e3)
+            assert e3 <= rtol_solver, (name, "dual formula vs solver", e3)
+        if name == "hybrid":
+            eta_m, eta_a = 0.1, 0.1 * c
+            H = geo.Hybrid(eta_a / eta_m)
+            mats, vecs = H.split(g)
+            step = {k: (eta_m * polar(g[k]) if k in mats else eta_a * np.sign(g[k])) for k in g}
+            lm = H.lmo(g)
+            e4 = max(float(np.max(np.abs(step[k] + eta_a * lm[k]))) for k in g) / max(eta_a, eta_m)
+            worst["hybrid_step"] = max(worst["hybrid_step"], e4)
+            assert e4 <= rtol, (name, "hybrid step", e4)
+        assert e1 <= rtol and e2 <= rtol, (name, e1, e2)
+
+    cex = None
+    try:
+        prop()
+    except AssertionError as e:
+        cex = {"failure": str(e)[:500]}
+    w = max(worst["lmo_identity"], worst["lmo_unit"], worst["hybrid_step"])
+    return Outcome(holds=cex is None, figure=f"max LMO error {_fmt(w)}, dual formula vs solver "
+                                             f"{_fmt(worst['dual_formula_vs_solver'])}",
+                   figures={f"max_err_{k}": v for k, v in worst.items()}, examples=count[0],
+                   details="geometries l2, linf, spectral, msp, hybrid (c ∈ [0.1, 10]) on hypothesis blocks, "
+                           "including rank-deficient matrices and zero coordinates",
+                   counterexample=cex)
+
+
+# ------------------------------------------------------------------------------------------- run-based checks
+
+def _case_eval(ctx: CheckContext, case: dict, seed: int, bound: bool) -> dict:
+    """Run one case and judge the KKT direction claim in `case['geometry']` (default: the optimizer's own)."""
+    warn = ctx.status != "control"
+    r, model, data, opt = get_run(case, seed, warn=warn)
+    G = geo.get(case["geometry"], _hyb_c(opt)) if "geometry" in case else opt.geometry
+    tag = f"{case['optimizer']}/{case.get('model', 'two-layer')}/{G.name}/s{seed}"
+    out = {"tag": tag, "ok": True, "why": [], "series": [], "figures": {}}
+    idx = _sep(r)
+    idx = [i for i in idx if r.steps[i] >= case.get("trend_start", 0)]
+    if r.diverged or len(idx) < 3:
+        out["ok"] = False
+        out["why"].append(f"{tag}: only {len(idx)} separated checkpoints (diverged={r.diverged})")
+        return out
+    ts = [r.steps[i] for i in idx]
+    linear = model.L == 1
+    tau = case.get("tau", 0.01)
+    res, fen = [], []
+    for i in idx:
+        k = kkt.kkt_residual(G, model, r.thetas[i], data.X, data.y, tau=tau, fenchel=not linear)
+        res.append(k.residual)
+        fen.append(k.fenchel)
+    primary = res if linear else fen
+    pname = "KKT residual (face, tau)" if linear else "KKT residual (Fenchel)"
+    slope = log_slope(ts, primary)
+    out["series"].append(Series(f"{tag} {pname}", ts, primary, ylabel="relative KKT residual", group="kkt"))
+    out["figures"][f"kkt_final[{tag}]"] = primary[-1]
+    out["figures"][f"kkt_slope[{tag}]"] = slope
+    if not slope < ctx.tol("slope_max"):
+        out["ok"] = False
+        out["why"].append(f"{tag}: KKT residual does not shrink (slope {_fmt(slope)} ≥ {ctx.tol('slope_max'):g})")
+    if linear:
+        mm = kkt.max_margin_linear(G, model, data.X, data.y)
+        gam = G.margin(model, r.theta, data.X, data.y)
+        gap = 1 - gam / mm.margin
+        out["figures"][f"margin_gap[{tag}]"] = gap
+        out["figures"][f"optimum_kkt[{tag}]"] = mm.kkt
+        out["figures"][f"optimum_duality_gap[{tag}]"] = abs(mm.dual_bound - mm.margin) / mm.margin
+        gaps = [1 - G.margin(model, r.thetas[i], data.X, data.y) / mm.margin for i in idx]
+        out["series"].append(Series(f"{tag} margin gap", ts, gaps, ylabel="1 − γ/γ*", group="margin"))
+        if mm.kkt > ctx.tol("certificate_max") or abs(mm.dual_bound - mm.margin) > ctx.tol("certificate_max") * mm.margin:
+            out["ok"] = False
+            out["why"].append(f"{tag}: convex optimum not certified (KKT {_fmt(mm.kkt)})")
+        if not gap <= ctx.tol("margin_rel"):
+            out["ok"] = False
+            out["why"].append(f"{tag}: margin {gam:.5g} is {gap:.2%} short of the convex optimum {mm.margin:.5g}")
+        if bound and not primary[-1] <= ctx.tol("kkt_max"):
+            out["ok"] = False
+            out["why"].append(f"{tag}: KKT residual {_fmt(primary[-1])} > {ctx.tol('kkt_max'):g} at t={ts[-1]}")
+    sig = case.get("signature")
+    if sig:
+        c = _hyb_c(opt)
+        vals = [train.signatures(model, r.thetas[i], c)[sig] for i in idx]
+        s2 = log_slope(ts, vals)
+        out["series"].append(Series(f"{tag} {sig}", ts, vals, ylabel=sig, group="signature"))
+        out["figures"][f"{sig}_final[{tag}]"] = vals[-1]
+        out["figures"][f"{sig}_slope[{tag}]"] = s2
+        if not s2 < ctx.tol("slope_max"):
+            out["ok"] = False
+            out["why"].append(f"{tag}: {sig} does not shrink (slope {_fmt(s2)})")
+        if bound and not vals[-1] <= ctx.tol("signature_max"):
+            out["ok"] = False
+            out["why"].append(f"{tag}: {sig} = {vals[-1]:.3g} > {ctx.tol('signature_max'):g} at t={ts[-1]}")
+    for name, v in train.margins(model, r.theta, data.X, data.y, _hyb_c(opt)).items():
+        out["figures"][f"margin_{name}[{tag}]"] = v
+    return out
+
+
+def _cases(ctx: CheckContext) -> list[dict]:
+    base = {k: v for k, v in ctx.params.items() if k not in ("cases", "seeds", "examples", "bound", "ratios")}
+    base.setdefault("trend_start", 0)
+    cases = ctx.params.get("cases") or [{}]
+    out = [{**base, **c} for c in cases]
+    if "ratios" in ctx.params:     # Muon-Adam: one case per η_A/η_M
+        out = [{**c, "ratio": float(x)} for c in out for x in ctx.params["ratios"]]
+    return out
+
+
+def kkt_direction(ctx: CheckContext) -> Outcome:
+    """The optimizer's limit direction is a KKT direction of its own geometry: residual (and structural
+    signature) shrink; at the bound tier they are below their tolerances; linear models also match the convex
+    optimum's margin."""
+    bound = bool(ctx.params.get("bound", False))
+    t0 = time.time()
+    results = []
+    for case in _cases(ctx):
+        for seed in _seeds(ctx):
+            ctx.progress(f"{case['optimizer']} seed {seed}")
+            results.append(_case_eval(ctx, case, seed, bound))
+    ok = all(r["ok"] for r in results)
+    figs = {k: v for r in results for k, v in r["figures"].items()}
+    series = [s for r in results for s in r["series"]]
+    why = [w for r in results for w in r["why"]]
+    kk = [v for k, v in figs.items() if k.startswith("kkt_final")]
+    sl = [v for k, v in figs.items() if k.startswith("kkt_slope")]
+    figure = f"final KKT residual ≤ {_fmt(max(kk)) if kk else 'n/a'}, slopes ≤ {_fmt(max(sl)) if sl else 'n/a'}"
+    sigs = [v for k, v in figs.items() if "_final[" in k and not k.startswith("kkt")]
+    if sigs:
+        figure += f", signature ≤ {_fmt(max(sigs))}"
+    return Outcome(holds=ok, figure=figure, figures=figs, series=series, examples=len(results),
+                   details=("; ".join(why) if why else "all cases as claimed") + f" [{'bound' if bound else 'trend'} mode, "
+                           f"{time.time() - t0:.1f}s]",
+                   counterexample=None if ok else {"failures": why[:10]})
+
+
+def _late(r, frac: float) -> list[int]:
+    T = r.steps[-1]
+    return [i for i, t in enumerate(r.steps) if t >= frac * T]
+
+
+def approx_steepest(ctx: CheckContext) -> Outcome:
+    """r_k = ⟨Δθ_k/ν_k, −g_k/‖g_k‖_*⟩ → 1: |1 − r_k| shrinks (trend) and r_k ≥ r_min late (bound tier)."""
+    bound = bool(ctx.params.get("bound", False))
+    rmin = ctx.tol("r_min")
+    figs, series, why = {}, [], []
+    for case in _cases(ctx):
+        for seed in _seeds(ctx):
+            r, model, data, opt = get_run(case, seed)
+            tag = f"{case['optimizer']}/s{seed}"
+            idx = [i for i in _sep(r) if r.steps[i] >= case.get("trend_start", 0)]
+            ts = [r.steps[i] for i in idx]
+            dev = [abs(1 - r.align[i]) for i in idx]
+            series.append(Series(f"{tag} |1 − r_k|", ts, dev, ylabel="|1 − r_k|", group="alignment"))
+            s = log_slope(ts, dev)
+            late = [r.align[i] for i in _late(r, ctx.params.get("late_frac", 0.5))]
+            figs[f"r_late_min[{tag}]"] = min(late)
+            figs[f"slope[{tag}]"] = s
+            if not s < ctx.tol("slope_max") and not min(late) >= 1 - 1e-9:
+                why.append(f"{tag}: |1 − r| does not shrink (slope {_fmt(s)})")
+            if bound and not min(late) >= rmin:
+                why.append(f"{tag}: late r_k = {min(late):.4f} < {rmin}")
+    mins = [v for k, v in figs.items() if k.startswith("r_late_min")]
+    return Outcome(holds=not why, figure=f"late r_k ≥ {min(mins):.4f}", figures=figs, series=series,
+                   examples=len(mins), details="; ".join(why) or f"{'bound' if bound else 'trend'} mode: as claimed",
+                   counterexample={"failures": why} if why else None)
+
+
+def momentum_tracks(ctx: CheckContext) -> Outcome:
+    """MSD: ‖m/‖m‖_* − g/‖g‖_*‖_* → 0; Adam: max |m̂/√v̂ − sign g| on significant coordinates → 0.
+    Trend (slope < 0) always; bound (≤ track_max late) in the bound tier. The slow-decay control runs the same
+    check with p well below 1 − 1/L."""
+    bound = bool(ctx.params.get("bound", False))
+    tmax = ctx.tol("track_max")
+    figs, series, why = {}, [], []
+    warn = ctx.status != "control"
+    for case in _cases(ctx):
+        for seed in _seeds(ctx):
+            with warnings.catch_warnings():
+                if not warn:
+                    warnings.simplefilter("ignore", optim.ScheduleWarning)
+                r, model, data, opt = get_run(case, seed, warn=warn)
+            tag = f"{case['optimizer']}/p={case.get('p', 0.8)}/s{seed}"
+            vals = r.adam_dev if case["optimizer"] == "adam" else r.track
+            idx = [i for i in range(len(r.steps)) if math.isfinite(vals[i]) and r.steps[i] >= case.get("trend_start", 0)]
+            ts, ys = [r.steps[i] for i in idx], [vals[i] for i in idx]
+            series.append(Series(f"{tag} tracking residual", ts, ys, ylabel="momentum − gradient (dual norm)",
+                                 group="tracking"))
+            s = log_slope(ts, ys)
+            late = max(vals[i] for i in _late(r, ctx.params.get("late_frac", 0.5)))
+            figs[f"late_max[{tag}]"] = late
+            figs[f"slope[{tag}]"] = s
+            figs[f"schedule_ok[{tag}]"] = float(optim.check_schedule(case.get("p", 0.8), model.L, warn=False))
+            if not s < ctx.tol("slope_max"):
+                why.append(f"{tag}: residual does not shrink (slope {_fmt(s)} ≥ {ctx.tol('slope_max'):g})")
+            if bound and not late <= tmax:
+                why.append(f"{tag}: late residual {late:.3g} > {tmax}")
+    lates = [v for k, v in figs.items() if k.startswith("late_max")]
+    return Outcome(holds=not why, figure=f"late tracking residual ≤ {_fmt(max(lates))}", figures=figs, series=series,
+                   examples=len(lates), details="; ".join(why) or f"{'bound' if bound else 'trend'} mode: as claimed",
+                   counterexample={"failures": why} if why else None)
+
+
+def directional_convergence(ctx: CheckContext) -> Outcome:
+    """cos(θ_t, θ_final) > cos_min for every checkpoint t ≥ late_frac·T, every optimizer."""
+    cmin = ctx.tol("cos_min")
+    figs, series, why = {}, [], []
+    for case in _cases(ctx):
+        for seed in _seeds(ctx):
+            r, model, data, opt = get_run(case, seed)
+            tag = f"{case['optimizer']}/{case.get('data', 'teacher')}/s{seed}"
+            cos = [inner(th, r.theta) / (fro(th) * fro(r.theta)) for th in r.thetas[:-1]]
+            series.append(Series(f"{tag} 1 − cos(θ_t, θ_T)", r.steps[:-1], [1 - c for c in cos],
+                                 ylabel="1 − cos", group="direction"))
+            late = [cos[i] for i in _late(r, ctx.params.get("late_frac", 0.5)) if i < len(cos)]
+            figs[f"cos_late_min[{tag}]"] = min(late) if late else float("nan")
+            if not late or not min(late) > cmin:
+                why.append(f"{tag}: late cos {min(late) if late else float('nan'):.4f} ≤ {cmin}")
+    v = [x for x in figs.values()]
+    return Outcome(holds=not why, figure=f"late cos(θ_t, θ_T) ≥ {min(v):.4f}", figures=figs, series=series,
+                   examples=len(v), details="; ".join(why) or "as claimed",
+                   counterexample={"failures": why} if why else None)
+
+
+OWN = {"momentum-gd": "l2", "nsd-l2": "l2", "signum": "linf", "adam": "linf", "nsd-linf": "linf",
+       "muon": "msp", "muon-ns5": "msp", "muon-signum": "hybrid", "muon-adam": "hybrid"}
+
+
+def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[str]) -> tuple[list[dict], dict]:
+    """Per dataset, seed and norm: the winner and whether every own-norm optimizer beats every other one."""
+    table, figs = [], {}
+    for dcfg in datasets_:
+        for seed in _seeds(ctx):
+            marg = {}
+            for name in optimizers:
+                cfg = {**{k: v for k, v in ctx.params.items() if k not in ("datasets", "optimizers", "seeds", "cases")},
+                       **dcfg, "optimizer": name}
+                cfg.pop("eta_overrides", None)
+                cfg["eta0"] = ctx.params.get("eta_overrides", {}).get(name, ETA0.get(name, 0.1))
+                r, model, data, opt = get_run(cfg, seed)
+                if r.q_min[-1] <= 0:
+                    marg[name] = {g: float("nan") for g in ("l2", "linf", "msp")}
+                else:
+                    marg[name] = {g: v for g, v in train.margins(model, r.theta, data.X, data.y).items()
+                                  if g in ("l2", "linf", "msp")}
+                for g, v in marg[name].items():
+                    figs[f"margin_{g}[{dcfg['data']}/{name}/s{seed}]"] = v
+            for g in ("l2", "linf", "msp"):
+                own = [o for o in optimizers if OWN.get(o) == g]
+                other = [o for o in optimizers if OWN.get(o) != g]
+                if not own or not other:
+                    continue
+                winner = max(optimizers, key=lambda o: marg[o][g] if math.isfinite(marg[o][g]) else -np.inf)
+                ok = all(marg[a][g] > marg[b][g] for a in own for b in other)
+                table.append({"data": dcfg["data"], "seed": seed, "norm": g, "winner": winner, "ordering_holds": ok,
+                              **{o: round(marg[o][g], 6) for o in optimizers}})
+    return table, figs
+
+
+def own_norm_wins(ctx: CheckContext) -> Outcome:
+    """Each optimizer reaches the largest normalized margin in its own norm among those compared (Fig. 1)."""
+    optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
+    dsets = ctx.params.get("datasets", [{"data": "teacher"}])
+    table, figs = _ordering_table(ctx, dsets, optimizers)
+    held = sum(r["ordering_holds"] for r in table)
+    fails = [f"{r['data']}/s{r['seed']}/{r['norm']}: winner {r['winner']}" for r in table if not r["ordering_holds"]]
+    holds = None if ctx.status == "beyond" else (held == len(table))
+    return Outcome(holds=holds, figure=f"ordering holds in {held}/{len(table)} (dataset, seed, norm) cells",
+                   figures={**figs, "cells_holding": held, "cells": len(table)}, table=_clean(table), examples=len(table),
+                   details=("failing cells: " + "; ".join(fails)) if fails else "ordering holds in every cell",
+                   counterexample={"failures": fails} if fails and holds is not None else None)
+
+
+# ------------------------------------------------------------------------------------------- beyond
+
+def newton_schulz(ctx: CheckContext) -> Outcome:
+    """Finding: Muon with Keller Jordan's NS5 vs exact-polar Muon — msp KKT residual, layer balance, margins."""
+    figs, series, table = {}, [], []
+    for seed in _seeds(ctx):
+        row = {"seed": seed}
+        for name in ("muon", "muon-ns5"):
+            cfg = {**{k: v for k, v in ctx.params.items() if k not in ("seeds",)}, "optimizer": name}
+            r, model, data, opt = get_run(cfg, seed)
+            idx = _sep(r)
+            ts = [r.steps[i] for i in idx]
+            fen = [kkt.kkt_residual(geo.MaxSpectral(), model, r.thetas[i], data.X, data.y).fenchel for i in idx]
+            series.append(Series(f"{name}/s{seed} msp KKT residual", ts, fen, ylabel="Fenchel KKT residual", group="kkt"))
+            sig = train.signatures(model, r.theta)["msp_equal"]
+            m = train.margins(model, r.theta, data.X, data.y)
+            row.update({f"{name}_kkt": fen[-1] if fen else float("nan"), f"{name}_msp_equal": sig,
+                        f"{name}_margin_msp": m["msp"], f"{name}_align_late": r.align[-1],
+                        f"{name}_kkt_slope": log_slope(ts, fen)})
+        table.append(row)
+        figs.update({f"{k}[s{seed}]": v for k, v in row.items() if k != "seed"})
+    mean = lambda k: float(np.mean([r[k] for r in table]))
+    return Outcome(holds=None, figure=(f"msp margin NS5 {mean('muon-ns5_margin_msp'):.4g} vs exact {mean('muon_margin_msp'):.4g}; "
+                                       f"KKT residual {mean('muon-ns5_kkt'):.3g} vs {mean('muon_kkt'):.3g}; "
+                                       f"alignment r {mean('muon-ns5_align_late'):.3f} vs {mean('muon_align_late'):.3f}"),
+                   figures=figs, series=series, table=_clean(table), examples=len(table),
+                   details="NS5 in float64 (not bf16), no Nesterov and no shape factor, so only the orthogonalization differs")
+
+
+def relu(ctx: CheckContext) -> Outcome:
+    """Finding: non-smooth ReLU (q = 1): the own-norm ordering and the KKT-residual trend, reported."""
+    optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
+    dsets = ctx.params.get("datasets", [{"data": "teacher"}])
+    table, figs = _ordering_table(ctx, dsets, optimizers)
+    held = sum(r["ordering_holds"] for r in table)
+    return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",
+                   figures={**figs, "cells_holding": held, "cells": len(table)}, table=_clean(table), examples=len(table),
+                   details="q = 1 gradients use σ'(0) := 0 (a Clarke element); outside (M1), so no pass/fail")
