@@ -40,6 +40,9 @@ def cmd_claims(args) -> int:
     from .claims import load_registry
 
     claims = load_registry(args.claims_dir)
+    if args.markdown:
+        print(markdown_table(claims))
+        return 0
     if args.json:
         _dump([{"id": c.id, "paper": c.paper, "result": c.result, "status": c.status, "expect": c.expect,
                 "tiers": list(c.tiers), "check": c.check, "statement": c.statement} for c in claims])
@@ -49,6 +52,14 @@ def cmd_claims(args) -> int:
     for c in claims:
         print(f"{c.id:<{w}}  {c.status:<13}  {','.join(c.tiers):<16}  {c.result}")
     return 0
+
+
+def markdown_table(claims) -> str:
+    """The README's claim table (tests/test_readme.py keeps README.md equal to this)."""
+    rows = ["| id | status | result | tiers |", "|---|---|---|---|"]
+    for c in claims:
+        rows.append(f"| `{c.id}` | {c.status} | {c.result.replace('|', '/')} | {', '.join(c.tiers)} |")
+    return "\n".join(rows)
 
 
 # ---------------------------------------------------------------- verify
@@ -130,7 +141,8 @@ def cmd_train(args) -> int:
     if steps < 1:
         raise IbverifyError("--steps/--epochs must be >= 1")
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
-    r = run(D.Z, spec, steps, checkpoints=args.checkpoints, engine=args.engine, progress=bar.steps)
+    r = run(D.Z, spec, steps, checkpoints=args.checkpoints, engine=args.engine, progress=bar.steps,
+            save_to=args.checkpoint, save_every=args.checkpoint_every, resume=args.resume)
     bar.close()
     nw = np.linalg.norm(r.w)
     out = {
@@ -193,12 +205,9 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .report import compare, load_results
+    from .report import compare_command
 
-    res = compare(load_results(args.baseline), load_results(args.results))
-    for line in res.lines:
-        print(line)
-    return 0 if res.ok else 1
+    return compare_command(args.baseline, args.results)
 
 
 # ---------------------------------------------------------------- parser
@@ -210,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("claims", help="list the claim registry")
     c.add_argument("--json", action="store_true")
+    c.add_argument("--markdown", action="store_true", help="the README claim table")
     c.set_defaults(func=cmd_claims)
 
     v = sub.add_parser("verify", help="run claims and write the report")
@@ -241,7 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--loss", choices=("logistic", "exponential"), default="logistic")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--engine", choices=("compiled", "reference", "mpmath"), default="compiled")
-    t.add_argument("--checkpoints", type=int, default=30)
+    t.add_argument("--checkpoints", type=int, default=30, help="log-spaced evidence points")
+    t.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run state here (atomic)")
+    t.add_argument("--checkpoint-every", type=float, default=5.0, metavar="SEC")
+    t.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
     t.add_argument("--json", action="store_true")
     t.add_argument("--quiet", "-q", action="store_true")
     from .networks_bridge import add_network_arguments

@@ -3,6 +3,7 @@
 Options:
   --ibverify-tier {smoke,fast,full}   tier the claim items run (default: ini `ibverify_tier`, else fast)
   --ibverify-report DIR               also write results.json and the HTML report to DIR
+                                      (or set $IBVERIFY_REPORT; CI does, so plain `pytest` reports)
 An item passes when the claim's verdict is the expected one (paper/reconstructed: holds; control:
 refuted; beyond: a finding without error). Items are marked `claim` and `tier_<name>`; a claim
 without the selected tier is skipped.
@@ -95,7 +96,9 @@ class ClaimItem(pytest.Item):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    out = session.config.getoption("--ibverify-report")
+    import os
+
+    out = session.config.getoption("--ibverify-report") or os.environ.get("IBVERIFY_REPORT")
     if not out or not _rows:
         return
     from datetime import datetime, timezone

@@ -20,6 +20,7 @@ from ..optim import OptimizerSpec, Sampler, build
 from ..optim.backend import Float64, MPMath
 from ..optim.transforms import Grad
 from . import kernels as K
+from .checkpoint import Saver, _nullcontext
 
 ENGINES = ("compiled", "reference", "mpmath")
 KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
@@ -56,8 +57,14 @@ def check_data(Z: np.ndarray) -> np.ndarray:
 
 def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.ndarray = 30,
         engine: str = "compiled", log_frame: bool = True, dps: int = 50,
-        progress: Callable[[int, int], None] | None = None) -> Run:
-    """Run `spec` for `steps` steps on label-folded data Z and record w at the checkpoints."""
+        progress: Callable[[int, int], None] | None = None,
+        save_to: str | None = None, save_every: float = 5.0, resume: bool = False) -> Run:
+    """Run `spec` for `steps` steps on label-folded data Z and record w at the checkpoints.
+
+    save_to (compiled engine): save the whole run state there atomically every `save_every` seconds
+    and at the end; with resume=True continue from that file (bit-identical to an uninterrupted run).
+    Ctrl-C stops at the next chunk boundary, saves, and raises IbverifyError("interrupted ...").
+    """
     if engine not in ENGINES:
         raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     Z = check_data(Z)
@@ -65,8 +72,11 @@ def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.nd
     cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
     t0 = time.perf_counter()
     if engine == "compiled":
-        ws, diag = _run_compiled(Z, spec, cps, log_frame, progress)
+        saver = Saver(save_to, save_every, Z, spec, cps, log_frame) if save_to else None
+        ws, diag = _run_compiled(Z, spec, cps, log_frame, progress, saver, resume)
     else:
+        if save_to or resume:
+            raise IbverifyError("checkpoint files (--checkpoint/--resume) need the compiled engine")
         if not log_frame:
             raise IbverifyError("log_frame=False applies to the compiled engine only")
         xp = Float64() if engine == "reference" else MPMath(dps)
@@ -91,12 +101,12 @@ class CompiledState:
     def advance(self, Z, spec: OptimizerSpec, steps: int, log_frame: bool) -> None:
         per = max(1, CHUNK_WORK // spec.batch_size)
         while steps > 0:
-            k = min(steps, per)
+            k = int(min(steps, per))
             idx = self.sampler.next(k)
             K.run_chunk(KIND[spec.name], Z, idx, self.w, self.m, self.v, self.s, self.t, spec.lr,
                         spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
                         K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL, log_frame, self.diag)
-            self.t += k
+            self.t += int(k)
             steps -= k
 
     def diagnostics(self) -> dict:
@@ -106,16 +116,27 @@ class CompiledState:
                 "frozen": frozen(streak, n, b), "max_log_scale": float(self.s.max(initial=0.0))}
 
 
-def _run_compiled(Z, spec, cps, log_frame, progress):
+def _run_compiled(Z, spec, cps, log_frame, progress, saver=None, resume=False):
     st = CompiledState(Z.shape[1], spec, Z.shape[0])
     ws = np.empty((len(cps), Z.shape[1]))
-    for j, c in enumerate(cps):
-        while st.t < c:
-            per = max(1, CHUNK_WORK // spec.batch_size)
-            st.advance(Z, spec, min(c - st.t, per), log_frame)
-            if progress:
-                progress(st.t, int(cps[-1]))
-        ws[j] = st.w
+    j0 = 0
+    if resume:
+        if saver is None:
+            raise IbverifyError("--resume needs a checkpoint file")
+        j0 = saver.load(st, ws)
+    per = max(1, CHUNK_WORK // spec.batch_size)
+    with (saver.interruptible() if saver else _nullcontext()):
+        for j in range(j0, len(cps)):
+            c = cps[j]
+            while st.t < c:
+                st.advance(Z, spec, min(c - st.t, per - st.t % per), log_frame)
+                if progress:
+                    progress(st.t, int(cps[-1]))
+                if saver and st.t < c:
+                    saver.maybe_save(st, ws, j)
+            ws[j] = st.w
+        if saver:
+            saver.save(st, ws, len(cps))
     return ws, st.diagnostics()
 
 

@@ -35,7 +35,7 @@ class Sampler:
         return out.reshape(steps, b)
 
     def state(self) -> dict:
-        return {"pos": self.pos, "buffer": self.buffer.tolist(), "rng": self.rng.bit_generator.state}
+        return {"pos": int(self.pos), "buffer": self.buffer.tolist(), "rng": self.rng.bit_generator.state}
 
     def restore(self, st: dict) -> None:
         self.pos = st["pos"]
