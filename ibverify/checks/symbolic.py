@@ -23,6 +23,7 @@ from ..evidence import Outcome, Series, log_slope
 from ..optim import OptimizerSpec
 from ..theory import epoch_map as em
 from ..theory import symbolic
+from .proxy import plain
 
 
 def _data(p: dict) -> np.ndarray:
@@ -103,9 +104,9 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
         holds=bool(sym_ok and num_ok and run_ok),
         figure=(f"sympy {'proved' if sym_ok else 'REFUTED'} (N={p.get('symbolic_n', [2, 3, 4])}); numeric rel err "
                 f"{num_err:.1e} (≤ {rtol:g}); run residual {worst:.2g} at {R[-1]} epochs"),
-        figures=figures, series=series, table=table, examples=len(table),
+        figures=figures, series=series, table=plain(table), examples=len(table),
         details=f"claimed map: {claimed}; run data N={N}, d={Z.shape[1]}",
-        counterexample=fails[0] if fails else None)
+        counterexample=plain(fails[0]) if fails else None)
 
 
 def epoch_map_det(ctx: CheckContext) -> Outcome:
@@ -144,7 +145,7 @@ def epoch_map_det(ctx: CheckContext) -> Outcome:
     worst = max(row["final residual"] for row in table)
     return Outcome(holds=bool(holds),
                    figure=f"{p['optimizer']}: max residual {worst:.3g} at t = {T[-1]} (need ≤ {resid_max:g}, falling)",
-                   figures=figures, series=series, table=table, examples=len(table),
+                   figures=figures, series=series, table=plain(table), examples=len(table),
                    details=f"significant coordinates: |∇L_k| ≥ {tau:g}·‖∇L‖∞")
 
 
@@ -174,8 +175,8 @@ def proxy_limit(ctx: CheckContext) -> Outcome:
                    figure=(f"sympy limit {'=' if sym_ok else '≠'} closed form ({target}); numeric rel err {err:.2e} "
                            f"at 1−β2 = {delta:g} (need ≤ {rtol:g})"),
                    figures={"max_numeric_rel_error": err, "symbolic_proved": float(sym_ok)},
-                   series=series, table=table, examples=len(table),
-                   counterexample=fails[0] if fails else None)
+                   series=series, table=plain(table), examples=len(table),
+                   counterexample=plain(fails[0]) if fails else None)
 
 
 def proxy_scale_invariance(ctx: CheckContext) -> Outcome:
@@ -220,4 +221,4 @@ def proxy_scale_invariance(ctx: CheckContext) -> Outcome:
         figures={"max_logdomain_rel_error": max(errs), "engine_step_rel_error": eng_err, "symbolic_proved": float(sym_ok)},
         series=[Series("log-domain vs mpmath", scales, [max(e, 1e-17) for e in errs], xlabel="min margin",
                        ylabel="relative error", group="exactness")],
-        table=table, examples=len(table), counterexample=fails[0] if fails else None)
+        table=plain(table), examples=len(table), counterexample=plain(fails[0]) if fails else None)
