@@ -5,7 +5,8 @@ names the plain function that checks it (`check = "module:function"`). The funct
 `CheckContext` and returns an `ibverify.evidence.Outcome`.
 
 Status and expectation:
-- paper / reconstructed: the suite expects the claim to HOLD;
+- paper / derived / reconstructed: the suite expects the claim to HOLD (derived: follows mathematically
+  from the papers' statements, CLAIMS.md's status for e.g. baek.gr-v-isotropic);
 - control: a negative control, expected to be REFUTED (the check must be able to fail);
 - beyond: a finding, reported as measured (no pass/fail of a paper).
 """
@@ -25,7 +26,7 @@ from typing import Any, Callable
 from . import IbverifyError
 from .evidence import Outcome
 
-STATUSES = ("paper", "reconstructed", "control", "beyond")
+STATUSES = ("paper", "derived", "reconstructed", "control", "beyond")
 TIERS = ("smoke", "fast", "full")
 REQUIRED = ("id", "paper", "result", "status", "statement", "check")
 

@@ -191,6 +191,8 @@ def cmd_predict(args) -> int:
         _dump(out)
     else:
         for k, v in out.items():
+            if isinstance(v, (list, np.ndarray)) and len(v) > 12:
+                v = f"[{len(v)} values; --json for all]"
             print(f"{k}: {v}")
     return 0
 

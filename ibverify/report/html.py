@@ -45,7 +45,7 @@ tr.paper th{background:var(--panel);font-size:14px;padding-top:12px}td.num,td.ba
 border:1px solid transparent}
 .good{background:#dafbe1;color:#116329}.bad{background:#ffebe9;color:#a40e26}.info{background:#ddf4ff;color:#0550ae}
 .warn{background:#fff8c5;color:#7d4e00}
-.s-paper{background:#eaeef2;color:#424a53}.s-reconstructed{background:#fff1e5;color:#953800;border:1px dashed #bc4c00}
+.s-paper{background:#eaeef2;color:#424a53}.s-derived{background:#eaeef2;color:#424a53;border:1px solid #8c959f}.s-reconstructed{background:#fff1e5;color:#953800;border:1px dashed #bc4c00}
 .s-control{background:#fbefff;color:#6639ba}.s-beyond{background:#dafbe1;color:#0a5d45}
 .yes{color:#1a7f37;font-weight:700}.no{color:#cf222e;font-weight:700}
 .cards{display:flex;gap:12px;flex-wrap:wrap;margin:16px 0}.card{flex:1;min-width:140px;padding:12px 16px;

@@ -19,7 +19,7 @@ from ..claims import STATUSES
 
 SCHEMA = "ibverify.results/1"
 VERDICTS = ("holds", "does not hold", "refuted", "not refuted", "finding", "error")
-EXPECT_BY_STATUS = {"paper": "holds", "reconstructed": "holds", "control": "refuted", "beyond": "finding"}
+EXPECT_BY_STATUS = {"paper": "holds", "derived": "holds", "reconstructed": "holds", "control": "refuted", "beyond": "finding"}
 _NUM = (int, float)
 
 
