@@ -39,6 +39,16 @@ def validate(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def _balanced_top(f: np.ndarray, score: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n highest-score points, half from each label sign (both classes guaranteed)."""
+    pos, neg = np.flatnonzero(f > 0), np.flatnonzero(f < 0)
+    k = min(max(1, n // 2), len(pos))
+    k = max(k, n - len(neg))
+    ip = pos[np.argsort(-score[pos])[:k]]
+    ineg = neg[np.argsort(-score[neg])[:n - k]]
+    return np.sort(np.concatenate([ip, ineg]))
+
+
 def _unit_rows(X):
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
@@ -59,8 +69,7 @@ def teacher_two_layer(n: int = 30, d: int = 6, m_teacher: int = 4, q: float = 2.
         if sum(len(z) for z in Xs) >= 4 * n / keep:
             break
     X, y, m = np.concatenate(Xs), np.concatenate(ys), np.concatenate(ms)
-    thr = np.quantile(m, 1 - keep)
-    idx = np.flatnonzero(m >= thr)[:n]
+    idx = _balanced_top(y, m, n)
     X, y = validate(X[idx], y[idx])
     return NetData(X, y, f"teacher(n={n},d={d},m*={m_teacher},q={q:g},seed={seed})",
                    {"teacher_l2_margin": float(np.min(m[idx])), "kind": "two-layer ReLU^q teacher"})
@@ -71,9 +80,9 @@ def linear_separable(n: int = 20, d: int = 8, seed: int = 0, keep: float = 0.5) 
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(d)
     w /= np.linalg.norm(w)
-    Z = rng.standard_normal((int(np.ceil(n / keep)) + 1, d))
+    Z = rng.standard_normal((2 * int(np.ceil(n / keep)) + 2, d))
     f = Z @ w
-    idx = np.argsort(-np.abs(f))[:n]
+    idx = _balanced_top(f, np.abs(f), n)
     X, y = validate(Z[idx], np.sign(f[idx]))
     return NetData(X, y, f"linear(n={n},d={d},seed={seed})",
                    {"teacher_l2_margin": float(np.min(np.abs(f[idx]))), "kind": "hyperplane teacher"})
@@ -87,7 +96,7 @@ def matrix_separable(n: int = 20, p: int = 4, r: int = 3, seed: int = 0, rank: i
     W /= np.linalg.norm(W, 2)
     Z = rng.standard_normal((2 * n + 1, p, r))
     f = np.einsum("nij,ij->n", Z, W)
-    idx = np.argsort(-np.abs(f))[:n]
+    idx = _balanced_top(f, np.abs(f), n)
     X, y = validate(Z[idx], np.sign(f[idx]))
     return NetData(X, y, f"matrix(n={n},p={p},r={r},seed={seed})",
                    {"teacher_spectral_margin": float(np.min(np.abs(f[idx]))), "kind": "low-rank teacher"})

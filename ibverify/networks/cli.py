@@ -1,0 +1,109 @@
+"""`ibverify train --model ...` for paper-2 models: `add_arguments(parser)` and `train(args) -> dict`.
+
+The lead's `train` parser already defines --data, --optimizer, --steps, --lr (η0), --lr-decay (p in
+η_t = η0 t^(−p)), --beta1, --beta2, --eps, --bias-correction, --loss, --seed, --checkpoints, --json; this module
+adds only the options it needs and reads the others when present.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import IbverifyError
+from . import datasets, geometry as geo, kkt, models, optim, train as tr
+from .blocks import fro
+
+MODELS = ("linear", "two-layer", "deep-linear", "matrix-linear")
+
+
+def _add(parser, *names, **kw):
+    if any(n in parser._option_string_actions for n in names):
+        return
+    parser.add_argument(*names, **kw)
+
+
+def add_arguments(parser) -> None:
+    _add(parser, "--model", choices=MODELS, default=None,
+         help="paper-2 model (network run); data: digits | teacher | linear | .npz with X, y")
+    _add(parser, "--width", type=int, default=16, help="hidden width (two-layer, deep-linear)")
+    _add(parser, "--q", type=float, default=2.0, help="ReLU power of the two-layer net (q > 1 smooth; q = 1 ReLU)")
+    _add(parser, "--depth", type=int, default=2, help="deep-linear depth K")
+    _add(parser, "--n", type=int, default=None, help="sample count (digits: class-balanced subset)")
+    _add(parser, "--d", type=int, default=6, help="input dimension of synthetic data")
+    _add(parser, "--eta-m", type=float, default=None, help="Muon base rate η_M (muon-signum, muon-adam)")
+    _add(parser, "--eta-a", type=float, default=None, help="Signum/Adam base rate η_A (muon-signum, muon-adam)")
+    _add(parser, "--init-scale", type=float, default=0.5)
+    _add(parser, "--kkt-tau", type=float, default=0.01, help="active-set tolerance of the face KKT residual")
+
+
+def _data(args):
+    kind = getattr(args, "data", None) or "teacher"
+    seed = getattr(args, "seed", 0) or 0
+    if kind in ("digits", "teacher", "linear"):
+        return datasets.make_data(kind, n=getattr(args, "n", None), d=getattr(args, "d", 6), seed=seed)
+    if str(kind).endswith(".npz"):
+        z = np.load(kind)
+        X, y = datasets.validate(z["X"], z["y"])
+        return datasets.NetData(X, y, str(kind))
+    raise IbverifyError(f"--data {kind!r}: network runs take digits, teacher, linear or an .npz file")
+
+
+def train(args) -> dict:
+    data = _data(args)
+    kind = args.model or "two-layer"
+    if kind == "matrix-linear":
+        if data.X.ndim != 3:
+            raise IbverifyError("matrix-linear needs input matrices (an .npz with X of shape (n, p, r))")
+        model = models.MatrixLinear(*data.X.shape[1:])
+    else:
+        if data.X.ndim != 2:
+            raise IbverifyError(f"{kind} needs vector inputs")
+        model = models.make_model(kind, data.X.shape[1], width=args.width, q=args.q, depth=args.depth)
+    seed = getattr(args, "seed", 0) or 0
+    rng = np.random.default_rng(seed)
+    theta0 = (model.init(rng, getattr(args, "init_scale", 0.5)) if model.L > 1
+              else {k: np.zeros(s) for k, s in model.blocks.items()})
+    p = getattr(args, "lr_decay", 0.8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", optim.ScheduleWarning)
+        opt = optim.make_optimizer(args.optimizer, eta0=getattr(args, "lr", 0.1), p=p,
+                                   beta=getattr(args, "beta1", 0.9), beta2=getattr(args, "beta2", 0.99),
+                                   bias_correction=bool(getattr(args, "bias_correction", True)),
+                                   eps=getattr(args, "eps", 0.0) or 0.0, eta_m=getattr(args, "eta_m", None),
+                                   eta_a=getattr(args, "eta_a", None), params=theta0, L=model.L)
+    steps = getattr(args, "steps", None) or 10000
+    cps = tr.log_checkpoints(steps, getattr(args, "checkpoints", None) or 20)
+    run = tr.run(model, data.X, data.y, opt, steps, theta0, loss=getattr(args, "loss", "logistic"), checkpoints=cps)
+    c = getattr(opt.geometry, "c", 1.0)
+    th = run.theta
+    out = {
+        "model": model.describe(), "data": data.name, "n": data.n, "optimizer": opt.name,
+        "hyper": opt.hyper, "geometry": opt.geometry.name, "steps": steps, "diverged": run.diverged,
+        "warnings": [str(w.message) for w in caught], "underflow": run.underflow,
+        "q_min": run.q_min[-1], "log_loss": run.log_loss[-1],
+        "margins": tr.margins(model, th, data.X, data.y, c) if run.q_min[-1] > 0 else None,
+        "signatures": tr.signatures(model, th, c),
+        "theta": {k: v.tolist() for k, v in th.items()},
+        "checkpoints": [{"step": t, "q_min": q, "log_loss": ll, "alignment": a, "tracking": trk, "adam_dev": ad,
+                         "norm_l2": fro(thk)}
+                        for t, q, ll, a, trk, ad, thk in zip(run.steps, run.q_min, run.log_loss, run.align, run.track,
+                                                             run.adam_dev, run.thetas)],
+        "kkt": None,
+    }
+    if run.q_min[-1] > 0:
+        k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=getattr(args, "kkt_tau", 0.01))
+        out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
+    # JSON-safe
+    def clean(o):
+        if isinstance(o, dict):
+            return {k: clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        if isinstance(o, (float, np.floating)):
+            return float(o) if np.isfinite(o) else None
+        if isinstance(o, (np.integer,)):
+            return int(o)
+        return o
+    return clean(out)

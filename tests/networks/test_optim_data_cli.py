@@ -1,0 +1,154 @@
+"""Optimizers (first steps by hand, log-frame invariance, schedule warnings), datasets, CLI, claim files."""
+
+import argparse
+import glob
+import tomllib
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from ibverify import IbverifyError
+from ibverify.networks import cli, datasets, models, optim, train
+from ibverify.networks.geometry.base import polar
+from ibverify.networks.optim import Scaled
+from ibverify.networks.strategies import separable_teacher
+
+G0 = {"W": np.array([[3.0, 0.0], [0.0, -1.0]]), "a": np.array([0.5, -2.0])}
+TH = {"W": np.zeros((2, 2)), "a": np.zeros(2)}
+
+
+def _first(name, **kw):
+    opt = optim.make_optimizer(name, eta0=0.1, p=0.8, params=TH, warn=False, **kw)
+    opt.init(TH)
+    return opt.update(Scaled(G0, 0.0))
+
+
+def test_first_steps_by_hand():
+    np.testing.assert_allclose(_first("signum")["a"], 0.1 * np.sign(G0["a"]))       # m_1 = (1−β) g
+    n = np.sqrt(9 + 1 + 0.25 + 4)
+    np.testing.assert_allclose(_first("momentum-gd")["W"], 0.1 * G0["W"] / n)
+    np.testing.assert_allclose(_first("muon")["W"], 0.1 * np.diag([1.0, -1.0]), atol=1e-15)   # polar of diag
+    np.testing.assert_allclose(_first("muon")["a"], 0.1 * G0["a"] / np.linalg.norm(G0["a"]))
+    np.testing.assert_allclose(_first("adam")["W"], 0.1 * np.diag([1.0, -1.0]))               # m̂/√v̂ = sign g at k = 1
+    u = _first("muon-adam", eta_m=0.1, eta_a=0.4)
+    np.testing.assert_allclose(u["W"], 0.1 * np.diag([1.0, -1.0]), atol=1e-15)
+    np.testing.assert_allclose(u["a"], 0.4 * np.sign(G0["a"]))
+    nb = _first("adam", bias_correction=False)                       # no correction: (1−β1)g/sqrt((1−β2)g²)
+    np.testing.assert_allclose(nb["a"], 0.1 * 0.1 / np.sqrt(0.01) * np.sign(G0["a"]))
+
+
+def test_second_step_signum_and_schedule():
+    opt = optim.make_optimizer("signum", eta0=0.2, p=1.0, beta=0.5, params=TH, warn=False)
+    opt.init(TH)
+    opt.update(Scaled(G0, 0.0))
+    g2 = {"W": -3.0 * G0["W"], "a": np.array([-0.1, -2.0])}
+    u = opt.update(Scaled(g2, 0.0))                                  # m_2 = 0.25 g1 + 0.5 g2
+    m2 = {k: 0.25 * G0[k] + 0.5 * g2[k] for k in G0}
+    for k in G0:
+        np.testing.assert_allclose(u[k], 0.2 / 2 * np.sign(m2[k]))
+
+
+def test_log_frame_is_exact_under_rescaling():
+    rng = np.random.default_rng(0)
+    gs = [{"W": rng.standard_normal((2, 2)), "a": rng.standard_normal(2)} for _ in range(30)]
+    drift = np.cumsum(rng.uniform(0, 40, 30))                        # gradients shrink by up to e^{−600}
+    for name in ("signum", "muon", "adam", "momentum-gd", "muon-adam"):
+        a = optim.make_optimizer(name, params=TH, warn=False)
+        b = optim.make_optimizer(name, params=TH, warn=False)
+        a.init(TH), b.init(TH)
+        for g, s in zip(gs, drift):
+            ua = a.update(Scaled(g, -s))
+            ub = b.update(Scaled({k: 1e3 * v for k, v in g.items()}, -s - np.log(1e3) - 5.0))
+            for k in ua:
+                np.testing.assert_allclose(ua[k], ub[k], rtol=1e-9, atol=1e-12)
+        assert a.underflow == {}
+
+
+def test_newton_schulz_is_approximate_polar():
+    rng = np.random.default_rng(1)
+    M = rng.standard_normal((6, 4))
+    s = np.linalg.svd(optim.newton_schulz5(M), compute_uv=False)
+    assert 0.6 < s.min() and s.max() < 1.2 and not np.allclose(s, 1.0, atol=1e-3)
+    U, _, Vt = np.linalg.svd(M, full_matrices=False)
+    np.testing.assert_allclose(polar(M), U @ Vt, atol=1e-13)
+    assert optim.NS5_COEFFS == (3.4445, -4.7750, 2.0315)
+
+
+def test_schedule_check_warns():
+    with pytest.warns(optim.ScheduleWarning):
+        assert not optim.check_schedule(0.5, 3.0)
+    with pytest.warns(optim.ScheduleWarning):
+        assert not optim.check_schedule(1.2, 3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert optim.check_schedule(0.8, 3.0) and optim.check_schedule(0.1, 1.0)
+    with pytest.warns(optim.ScheduleWarning):
+        optim.make_optimizer("signum", p=0.3, L=3.0)
+
+
+def test_bad_optimizer_inputs():
+    with pytest.raises(IbverifyError):
+        optim.make_optimizer("nope")
+    with pytest.raises(IbverifyError):
+        optim.make_optimizer("muon-adam")                            # needs the blocks
+    with pytest.raises(IbverifyError):
+        optim.make_optimizer("signum", beta=1.0)
+
+
+def test_long_run_does_not_freeze():
+    """Exponential loss, margins far past float64 underflow: the log-frame run keeps moving, no underflow."""
+    m = models.Linear(2)
+    X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
+    opt = optim.make_optimizer("signum", eta0=50.0, p=0.5, params={"w": np.zeros(2)}, L=1.0)
+    r = train.run(m, X, y, opt, 3000, {"w": np.zeros(2)}, loss="exponential", checkpoints=[1000, 2999, 3000])
+    assert r.q_min[-1] > 2000                                         # e^{−2000}: raw gradients are exactly 0
+    assert np.linalg.norm(r.thetas[-1]["w"] - r.thetas[-2]["w"]) > 1.0
+    assert r.underflow == {}
+    w0 = {"w": np.array([800.0, 800.0])}                             # q ≈ 960: raw gradients are exactly 0.0
+    opt = optim.make_optimizer("adam", eta0=1.0, p=0.5, params=w0, L=1.0)
+    r = train.run(m, X, y, opt, 50, w0, loss="exponential", checkpoints=[1, 50])
+    assert r.q_min[-1] - r.q_min[0] > 5 and r.underflow == {}
+
+
+def test_digits_even_odd():
+    d = datasets.digits_even_odd()
+    assert d.X.shape == (1797, 64) and set(np.unique(d.y)) == {-1.0, 1.0}
+    np.testing.assert_allclose(np.linalg.norm(d.X, axis=1), 1.0)
+    from sklearn.datasets import load_digits
+    np.testing.assert_array_equal(d.y, np.where(load_digits().target % 2 == 0, 1.0, -1.0))
+    s = datasets.digits_even_odd(100, seed=3)
+    assert s.n == 100 and (s.y > 0).sum() == 50
+
+
+@settings(max_examples=10, deadline=None)
+@given(separable_teacher())
+def test_teacher_data_separable_by_construction(d):
+    assert d.certificate["teacher_l2_margin"] > 0 and len(np.unique(d.y)) == 2
+
+
+def test_cli_train_returns_json_result():
+    p = argparse.ArgumentParser()
+    p.add_argument("--data")
+    p.add_argument("--optimizer")
+    p.add_argument("--steps", type=int)
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--lr-decay", type=float, default=0.8)
+    cli.add_arguments(p)
+    cli.add_arguments(p)                                             # idempotent
+    args = p.parse_args(["--data", "teacher", "--optimizer", "muon", "--steps", "1500", "--model", "two-layer",
+                         "--lr", "0.3"])
+    out = cli.train(args)
+    assert set(out["margins"]) == {"l2", "linf", "msp", "hybrid"} and out["kkt"]["geometry"] == "msp"
+    assert out["steps"] == 1500 and set(out["theta"]) == {"W", "a"} and out["warnings"] == []
+
+
+def test_claim_files_well_formed():
+    files = sorted(glob.glob("claims/gronich.*.toml"))
+    assert len(files) == 17
+    for f in files:
+        c = tomllib.load(open(f, "rb"))
+        assert all(isinstance(t, dict) and t.get("why") for t in c.get("tolerances", {}).values()), f
+        if "adam" in c["id"] or c["params"].get("optimizer") in ("adam", "muon-adam"):
+            assert c["convention"]["eps"] == 0.0, f
