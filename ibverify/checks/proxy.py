@@ -280,7 +280,7 @@ def gr_fixed_point(ctx: CheckContext) -> Outcome:
 # ---------------------------------------------------------------- batch_size_drift
 
 def inversions(values) -> int:
-    return int(sum(b < a for a, b in zip(values, values[1:])))
+    return int(sum(b < a for a, b in zip(values, values[1:], strict=False)))
 
 
 def batch_size_drift(ctx: CheckContext) -> Outcome:
@@ -305,8 +305,8 @@ def batch_size_drift(ctx: CheckContext) -> Outcome:
                 reasons.append(f"{label}: {inv} inversion(s), ℓ∞ gap at b = {bs[-1]} is {top_gap:.1%}")
             key = f"{order}_" if label0 == datasets(p)[0][0] else f"{label0}_{order}_"
             figures.update({f"{key}inversions": inv, f"{key}linf_gap_b{bs[-1]}": top_gap,
-                            **{f"{key}linf_margin_b{b}": m for b, m in zip(bs, margins)}})
-            lines.append(f"{order}: " + ", ".join(f"b={b}: {m:.2f}" for b, m in zip(bs, margins))
+                            **{f"{key}linf_margin_b{b}": m for b, m in zip(bs, margins, strict=False)}})
+            lines.append(f"{order}: " + ", ".join(f"b={b}: {m:.2f}" for b, m in zip(bs, margins, strict=False))
                          + f" ({inv} inv., gap {top_gap:.1%})")
             series.append(Series(f"run ({order})", bs, margins, xlabel="batch size b", ylabel="ℓ∞ margin",
                                  log_y=False, group=f"{label0}: ℓ∞ margin vs b"))
@@ -368,7 +368,8 @@ def reshuffling(ctx: CheckContext) -> Outcome:
         figures[f"{order}_min_cos_fp"] = min(row["cos(w, p*)"] for row in rows)
     return Outcome(holds=None,
                    figure="; ".join(f"{o}: cos to cyclic ≥ {figures[f'{o}_min_cos_cyclic']:.5f}, to p* ≥ "
-                                    f"{figures[f'{o}_min_cos_fp']:.5f}" for o in p.get("orders", ["cyclic", "reshuffle", "replacement"])),
+                                    f"{figures[f'{o}_min_cos_fp']:.5f}"
+                                    for o in p.get("orders", ["cyclic", "reshuffle", "replacement"])),
                    figures=figures, series=series, table=plain(table), examples=len(table),
                    details="beyond the paper: measured, not judged")
 
@@ -401,8 +402,9 @@ def beta2_gap(ctx: CheckContext) -> Outcome:
                           ylabel="gap", group=f"{label}: Inc-Adam vs proxy"),
                    Series("1 − cos(w, ŵ2)", xs, np.maximum(g_l2, 1e-17).tolist(), xlabel="N(1 − β2)",
                           ylabel="gap", group=f"{label}: Inc-Adam vs proxy")]
-        figures.update({f"gap_fp_at_{x:.3g}": g for x, g in zip(xs, g_fp)})
+        figures.update({f"gap_fp_at_{x:.3g}": g for x, g in zip(xs, g_fp, strict=False)})
     return Outcome(holds=None,
-                   figure="1 − cos(Inc-Adam, p*) by N(1−β2): " + ", ".join(f"{x:.3g}: {g:.1e}" for x, g in zip(xs, g_fp)),
+                   figure="1 − cos(Inc-Adam, p*) by N(1−β2): "
+                          + ", ".join(f"{x:.3g}: {g:.1e}" for x, g in zip(xs, g_fp, strict=True)),
                    figures=figures, series=series, table=plain(table), examples=len(table),
                    details="beyond the paper: the proxy is a β2 → 1 statement; this measures the distance at fixed β2")

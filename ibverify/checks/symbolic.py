@@ -83,7 +83,7 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
         ctx.progress(f"Inc-Adam run β1={b1} β2={b2}")
         r = run(Z, OptimizerSpec("inc-adam", beta1=b1, beta2=b2, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5)),
                 int(cps[-1]), checkpoints=cps)
-        W = dict(zip(r.checkpoints.tolist(), r.ws))
+        W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
         res = []
         for ep in R:
             w0 = W[int(ep * N)]
@@ -111,7 +111,8 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
 
 def epoch_map_det(ctx: CheckContext) -> Outcome:
     """r_t = max over significant k (|∇L_k| ≥ τ‖∇L‖∞) of |(w_{t+1} − w_t)/η_t + sign(∇L(w_t))_k|,
-    at log-spaced t (set to 0 when below the float64 rounding bound 8·ulp·‖w‖∞/η_t); holds when r_t falls (below its value one decade earlier) and ends ≤ resid_max,
+    at log-spaced t (set to 0 when below the float64 rounding bound 8·ulp·‖w‖∞/η_t); holds when r_t
+    falls (below its value one decade earlier) and ends ≤ resid_max,
     for every (β1, β2) listed."""
     p = ctx.params
     tau, resid_max = ctx.tol("significance"), ctx.tol("resid_max")
@@ -123,7 +124,7 @@ def epoch_map_det(ctx: CheckContext) -> Outcome:
         ctx.progress(f"{p['optimizer']} β1={b1} β2={b2}")
         r = run(Z, OptimizerSpec(p["optimizer"], beta1=b1, beta2=b2, lr=p.get("lr", 0.1),
                                  lr_decay=p.get("lr_decay", 0.5)), int(cps[-1]), checkpoints=cps)
-        W = dict(zip(r.checkpoints.tolist(), r.ws))
+        W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
         res = []
         for t in T:
             g = em.per_sample_gradients(Z, W[int(t)]).sum(axis=0)  # ∝ ∇L (positive scale)
@@ -218,7 +219,8 @@ def proxy_scale_invariance(ctx: CheckContext) -> Outcome:
         holds=bool(sym_ok and num_ok),
         figure=(f"sympy invariance {'proved' if sym_ok else 'REFUTED'} (ε = {eps:g}); log-domain vs exact: "
                 f"max rel err {max(errs):.2g} up to margin {scales[-1]:g} (need ≤ {rtol:g})"),
-        figures={"max_logdomain_rel_error": max(errs), "engine_step_rel_error": eng_err, "symbolic_proved": float(sym_ok)},
+        figures={"max_logdomain_rel_error": max(errs), "engine_step_rel_error": eng_err,
+                 "symbolic_proved": float(sym_ok)},
         series=[Series("log-domain vs mpmath", scales, [max(e, 1e-17) for e in errs], xlabel="min margin",
                        ylabel="relative error", group="exactness")],
         table=plain(table), examples=len(table), counterexample=plain(fails[0]) if fails else None)

@@ -115,8 +115,8 @@ def prove_epoch_map_inc(n: int, c_inc=None, claimed: str = "c_inc") -> Proof:
         _, m = steady_state_moments(b1, g, n)
         _, v = steady_state_moments(b2, [x ** 2 for x in g], n)
         pr = Proof(f"cyclic steady state of Adam moments = N·sign(Σg) (N = {n})")
-        pr.steps.append(identity("Σ_i m_i/√v_i = N·sign(Σ_j g_j)", sum(a / sp.sqrt(b) for a, b in zip(m, v)),
-                                 n * sp.sign(sum(g)), syms, (b1, b2)))
+        lhs = sum(a / sp.sqrt(b) for a, b in zip(m, v, strict=True))
+        pr.steps.append(identity("Σ_i m_i/√v_i = N·sign(Σ_j g_j)", lhs, n * sp.sign(sum(g)), syms, (b1, b2)))
         return pr
     pr = Proof(f"cyclic steady state of Adam moments = C_inc(β1, β2, {n}) epoch map")
     C = c_inc_symbolic(b1, b2, n) if c_inc is None else c_inc(b1, b2, n)
@@ -153,7 +153,7 @@ def prove_proxy_limit(n: int, target=None) -> Proof:
     B = [sum(b2 ** ((i - j) % n) * g[j] ** 2 for j in range(n)) for i in range(n)]
     closed = sp.sqrt(n) * S / sp.sqrt(Q) if target is None else target(S, Q, n)
     pr.steps.append(identity("factorwise limit = closed form", lim_c * sum(A) / sp.sqrt(Q), closed, (b1, *g), (b1,)))
-    full = sp.limit(c_inc_symbolic(b1, b2, n) * sum(a / sp.sqrt(b) for a, b in zip(A, B)), b2, 1, "-")
+    full = sp.limit(c_inc_symbolic(b1, b2, n) * sum(a / sp.sqrt(b) for a, b in zip(A, B, strict=False)), b2, 1, "-")
     pr.steps.append(identity("sympy.limit of the full map = closed form", full, closed, (b1, *g), (b1,)))
     return pr
 
@@ -161,8 +161,8 @@ def prove_proxy_limit(n: int, target=None) -> Proof:
 def proxy_update(s, z, n_samples: int, eps=0):
     """AdamProxy step direction for one coordinate, L = (1/N) Σ_i L_i, ∇L_i = ℓ'_i z_i = −s_i z_i:
     −∇L ⊘ (sqrt(Σ_i ∇L_i²) + ε) = (1/N) Σ_i s_i z_i / (sqrt(Σ_i s_i² z_i²) + ε)."""
-    num = sum(si * zi for si, zi in zip(s, z)) / n_samples
-    return num / (sp.sqrt(sum(si ** 2 * zi ** 2 for si, zi in zip(s, z))) + eps)
+    num = sum(si * zi for si, zi in zip(s, z, strict=False)) / n_samples
+    return num / (sp.sqrt(sum(si ** 2 * zi ** 2 for si, zi in zip(s, z, strict=False))) + eps)
 
 
 def prove_proxy_closed_form(n: int, eps=0) -> Proof:
@@ -182,9 +182,9 @@ def prove_proxy_closed_form(n: int, eps=0) -> Proof:
     scaled = proxy_update([alpha * si for si in s], z, n, eps)
     pr.steps.append(identity("step(α·s) = step(s)", scaled, base, syms, pos))
     c = [si / sum(s) for si in s]
-    M = sp.sqrt(sum(ci ** 2 * zi ** 2 for ci, zi in zip(c, z)))
+    M = sp.sqrt(sum(ci ** 2 * zi ** 2 for ci, zi in zip(c, z, strict=False)))
     pr.steps.append(identity("step = (1/N)(Σ c_i z_i)/M(c)_kk", base,
-                             sum(ci * zi for ci, zi in zip(c, z)) / n / M, syms, pos))
+                             sum(ci * zi for ci, zi in zip(c, z, strict=False)) / n / M, syms, pos))
     return pr
 
 
