@@ -55,6 +55,21 @@ def falls(x: np.ndarray, gap: np.ndarray) -> bool:
     return bool(len(earlier) and gap[-1] < earlier[-1])
 
 
+def resumable(ctx: CheckContext, Z: np.ndarray, spec: OptimizerSpec, steps: int) -> dict:
+    """With `resumable = true` (full tier) each run checkpoints under $IBVERIFY_CACHE (default
+    .ibverify-cache/) and a re-run of the claim continues where a killed one stopped."""
+    if not ctx.params.get("resumable"):
+        return {}
+    import hashlib
+    import os
+    from pathlib import Path
+
+    key = hashlib.sha256(Z.tobytes() + repr((ctx.claim.id, spec, steps)).encode()).hexdigest()[:20]
+    path = Path(os.environ.get("IBVERIFY_CACHE", ".ibverify-cache")) / ctx.claim.id / f"{key}.ckpt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return {"save_to": str(path), "resume": path.exists(), "save_every": 10.0}
+
+
 def gap_series(Z: np.ndarray, ws: np.ndarray, target: str) -> tuple[np.ndarray, dict]:
     ref = max_margin(Z, target)
     if target == "l2":
@@ -84,7 +99,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
                              bias_correction=p.get("bias_correction", False), order=p.get("order", "cyclic"),
                              seed=bseed).resolved(D.n)
         steps = int(p["epochs"]) * (D.n // spec.batch_size if spec.batch_size < D.n else 1)
-        r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24))
+        r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), **resumable(ctx, Z, spec, steps))
         gap, refs = gap_series(Z, r.ws, target)
         final = float(gap[-1])
         close = (1 - final >= need) if target == "l2" else (final <= need)
