@@ -23,7 +23,7 @@ from ..evidence import Outcome, Series, log_slope
 from ..networks import datasets, kkt, models, optim, train
 from ..networks import geometry as geo
 from ..networks.blocks import fro, inner
-from ..networks.geometry.base import polar, spectral
+from ..networks.geometry.base import polar
 
 # per-optimizer base rate η0 (unit balls differ in size between geometries; see docs in the claim files)
 ETA0 = {"nsd-l2": 0.5, "momentum-gd": 0.5, "nsd-linf": 0.1, "signum": 0.1, "adam": 0.1,
@@ -176,7 +176,7 @@ def homogeneity(ctx: CheckContext) -> Outcome:
         c = np.linspace(-1, 1, n)
         v = model.vjp(theta, X, c)
         e4 = max(rel(v[k].ravel(), J[k].reshape(n, -1).T @ c) for k in J)
-        for k_, e in zip(worst, (e1, e2, e3, e4)):
+        for k_, e in zip(worst, (e1, e2, e3, e4), strict=False):
             worst[k_] = max(worst[k_], e)
         assert max(e1, e2, e3, e4) <= rtol, (model.describe(), e1, e2, e3, e4)
 
@@ -188,8 +188,9 @@ def homogeneity(ctx: CheckContext) -> Outcome:
     w = max(worst.values())
     return Outcome(holds=cex is None and w <= rtol, figure=f"max relative error {_fmt(w)} (rtol {rtol:g})",
                    figures={f"max_rel_err_{k}": v for k, v in worst.items()}, examples=count[0],
-                   details="models: linear, matrix-linear, deep-linear (K=2..4), two-layer ReLU^q (q ∈ {1, 1.5, 2, 3}); "
-                           "α ∈ [0.1, 10]; also checks the batched vjp against per-sample gradients",
+                   details="models: linear, matrix-linear, deep-linear (K=2..4), two-layer ReLU^q "
+                           "(q ∈ {1, 1.5, 2, 3}); α ∈ [0.1, 10]; "
+                           "also checks the batched vjp against per-sample gradients",
                    counterexample=cex)
 
 
@@ -298,7 +299,8 @@ def _case_eval(ctx: CheckContext, case: dict, seed: int, bound: bool) -> dict:
         out["figures"][f"optimum_duality_gap[{tag}]"] = abs(mm.dual_bound - mm.margin) / mm.margin
         gaps = [1 - G.margin(model, r.thetas[i], data.X, data.y) / mm.margin for i in idx]
         out["series"].append(Series(f"{tag} margin gap", ts, gaps, ylabel="1 − γ/γ*", group="margin"))
-        if mm.kkt > ctx.tol("certificate_max") or abs(mm.dual_bound - mm.margin) > ctx.tol("certificate_max") * mm.margin:
+        cmax = ctx.tol("certificate_max")
+        if mm.kkt > cmax or abs(mm.dual_bound - mm.margin) > cmax * mm.margin:
             out["ok"] = False
             out["why"].append(f"{tag}: convex optimum not certified (KKT {_fmt(mm.kkt)})")
         if not gap <= ctx.tol("margin_rel"):
@@ -358,8 +360,8 @@ def kkt_direction(ctx: CheckContext) -> Outcome:
     if sigs:
         figure += f", signature ≤ {_fmt(max(sigs))}"
     return Outcome(holds=ok, figure=figure, figures=figs, series=series, examples=len(results),
-                   details=("; ".join(why) if why else "all cases as claimed") + f" [{'bound' if bound else 'trend'} mode, "
-                           f"{time.time() - t0:.1f}s]",
+                   details=("; ".join(why) if why else "all cases as claimed")
+                   + f" [{'bound' if bound else 'trend'} mode, {time.time() - t0:.1f}s]",
                    counterexample=None if ok else {"failures": why[:10]})
 
 
@@ -411,7 +413,8 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
                 r, model, data, opt = get_run(case, seed, warn=warn)
             tag = f"{case['optimizer']}/p={case.get('p', 0.8)}/s{seed}"
             vals = r.adam_dev if case["optimizer"] == "adam" else r.track
-            idx = [i for i in range(len(r.steps)) if math.isfinite(vals[i]) and r.steps[i] >= case.get("trend_start", 0)]
+            t_from = case.get("trend_start", 0)
+            idx = [i for i in range(len(r.steps)) if math.isfinite(vals[i]) and r.steps[i] >= t_from]
             ts, ys = [r.steps[i] for i in idx], [vals[i] for i in idx]
             series.append(Series(f"{tag} tracking residual", ts, ys, ylabel="momentum − gradient (dual norm)",
                                  group="tracking"))
@@ -495,7 +498,8 @@ def own_norm_wins(ctx: CheckContext) -> Outcome:
     fails = [f"{r['data']}/s{r['seed']}/{r['norm']}: winner {r['winner']}" for r in table if not r["ordering_holds"]]
     holds = None if ctx.status == "beyond" else (held == len(table))
     return Outcome(holds=holds, figure=f"ordering holds in {held}/{len(table)} (dataset, seed, norm) cells",
-                   figures={**figs, "cells_holding": held, "cells": len(table)}, table=_clean(table), examples=len(table),
+                   figures={**figs, "cells_holding": held, "cells": len(table)},
+                   table=_clean(table), examples=len(table),
                    details=("failing cells: " + "; ".join(fails)) if fails else "ordering holds in every cell",
                    counterexample={"failures": fails} if fails and holds is not None else None)
 
@@ -513,7 +517,8 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
             idx = _sep(r)
             ts = [r.steps[i] for i in idx]
             fen = [kkt.kkt_residual(geo.MaxSpectral(), model, r.thetas[i], data.X, data.y).fenchel for i in idx]
-            series.append(Series(f"{name}/s{seed} msp KKT residual", ts, fen, ylabel="Fenchel KKT residual", group="kkt"))
+            series.append(Series(f"{name}/s{seed} msp KKT residual", ts, fen, ylabel="Fenchel KKT residual",
+                                 group="kkt"))
             sig = train.signatures(model, r.theta)["msp_equal"]
             m = train.margins(model, r.theta, data.X, data.y)
             row.update({f"{name}_kkt": fen[-1] if fen else float("nan"), f"{name}_msp_equal": sig,
@@ -522,11 +527,13 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
         table.append(row)
         figs.update({f"{k}[s{seed}]": v for k, v in row.items() if k != "seed"})
     mean = lambda k: float(np.mean([r[k] for r in table]))
-    return Outcome(holds=None, figure=(f"msp margin NS5 {mean('muon-ns5_margin_msp'):.4g} vs exact {mean('muon_margin_msp'):.4g}; "
-                                       f"KKT residual {mean('muon-ns5_kkt'):.3g} vs {mean('muon_kkt'):.3g}; "
-                                       f"alignment r {mean('muon-ns5_align_late'):.3f} vs {mean('muon_align_late'):.3f}"),
+    fig = (f"msp margin NS5 {mean('muon-ns5_margin_msp'):.4g} vs exact {mean('muon_margin_msp'):.4g}; "
+           f"KKT residual {mean('muon-ns5_kkt'):.3g} vs {mean('muon_kkt'):.3g}; "
+           f"alignment r {mean('muon-ns5_align_late'):.3f} vs {mean('muon_align_late'):.3f}")
+    return Outcome(holds=None, figure=fig,
                    figures=figs, series=series, table=_clean(table), examples=len(table),
-                   details="NS5 in float64 (not bf16), no Nesterov and no shape factor, so only the orthogonalization differs")
+                   details="NS5 in float64 (not bf16), no Nesterov and no shape factor, "
+                           "so only the orthogonalization differs")
 
 
 def relu(ctx: CheckContext) -> Outcome:
@@ -536,5 +543,6 @@ def relu(ctx: CheckContext) -> Outcome:
     table, figs = _ordering_table(ctx, dsets, optimizers)
     held = sum(r["ordering_holds"] for r in table)
     return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",
-                   figures={**figs, "cells_holding": held, "cells": len(table)}, table=_clean(table), examples=len(table),
+                   figures={**figs, "cells_holding": held, "cells": len(table)},
+                   table=_clean(table), examples=len(table),
                    details="q = 1 gradients use σ'(0) := 0 (a Clarke element); outside (M1), so no pass/fail")

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .. import IbverifyError
-from . import datasets, geometry as geo, kkt, models, optim, train as tr
+from . import datasets, kkt, models, optim, train as tr
 from .blocks import fro
 
 MODELS = ("linear", "two-layer", "deep-linear", "matrix-linear")
@@ -89,7 +89,7 @@ def train(args) -> dict:
         "checkpoints": [{"step": t, "q_min": q, "log_loss": ll, "alignment": a, "tracking": trk, "adam_dev": ad,
                          "norm_l2": fro(thk)}
                         for t, q, ll, a, trk, ad, thk in zip(run.steps, run.q_min, run.log_loss, run.align, run.track,
-                                                             run.adam_dev, run.thetas)],
+                                                             run.adam_dev, run.thetas, strict=False)],
         "kkt": None,
     }
     if run.q_min[-1] > 0:

@@ -76,8 +76,8 @@ def evaluate(model, theta: Params, X: np.ndarray, y: np.ndarray, loss: str = "lo
     S = logsumexp(lw)
     p = np.exp(lw - S)
     ghat = model.vjp(theta, X, -(p * y))
-    return LossEval(q=q, log_loss=logsumexp(log_loss_terms(q, loss)) if with_loss else float("nan"), log_scale=S, p=p, ghat=ghat,
-                    underflow_samples=int(np.sum(p == 0.0)))
+    ll = logsumexp(log_loss_terms(q, loss)) if with_loss else float("nan")
+    return LossEval(q=q, log_loss=ll, log_scale=S, p=p, ghat=ghat, underflow_samples=int(np.sum(p == 0.0)))
 
 
 def gradient(model, theta: Params, X: np.ndarray, y: np.ndarray, loss: str = "logistic") -> Params:

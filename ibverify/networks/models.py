@@ -16,7 +16,7 @@ Interface (duck-typed, see `Model`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np

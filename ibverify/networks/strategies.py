@@ -60,11 +60,13 @@ def block_params(draw):
 
 
 @st.composite
-def separable_teacher(draw, n=st.integers(6, 20), d=st.integers(2, 6)):
+def separable_teacher(draw, n_range=(6, 20), d_range=(2, 6)):
     """A two-layer-teacher dataset, separable with a certified teacher margin."""
-    return datasets.teacher_two_layer(draw(n), draw(d), seed=draw(st.integers(0, 10_000)))
+    n, d = draw(st.integers(*n_range)), draw(st.integers(*d_range))
+    return datasets.teacher_two_layer(n, d, seed=draw(st.integers(0, 10_000)))
 
 
 @st.composite
-def separable_linear(draw, n=st.integers(4, 20), d=st.integers(2, 8)):
-    return datasets.linear_separable(draw(n), draw(d), seed=draw(st.integers(0, 10_000)))
+def separable_linear(draw, n_range=(4, 20), d_range=(2, 8)):
+    n, d = draw(st.integers(*n_range)), draw(st.integers(*d_range))
+    return datasets.linear_separable(n, d, seed=draw(st.integers(0, 10_000)))

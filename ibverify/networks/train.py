@@ -67,7 +67,7 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
             m = opt.momentum()
             if m is not None and gn > 0:
                 diff = {k: v - w for (k, v), w in zip(_dual_unit(G, m.blocks).items(),
-                                                      _dual_unit(G, ev.ghat).values())}
+                                                      _dual_unit(G, ev.ghat).values(), strict=False)}
                 out.track.append(G.dual_norm(diff))
             else:
                 out.track.append(float("nan"))

@@ -73,8 +73,8 @@ def test_two_layer_gradient_matches_mpmath():
     with mpmath.workdps(40):
         def f(*w):
             W = [w[4 * 0 + 3 * j: 3 * j + 3] for j in range(4)]
-            return sum(mpmath.mpf(th["a"][j]) * max(mpmath.mpf(0), sum(W[j][i] * mpmath.mpf(x[i]) for i in range(3))) ** mpmath.mpf(1.5)
-                       for j in range(4))
+            h = [sum(W[j][i] * mpmath.mpf(x[i]) for i in range(3)) for j in range(4)]
+            return sum(mpmath.mpf(th["a"][j]) * max(mpmath.mpf(0), h[j]) ** mpmath.mpf(1.5) for j in range(4))
         w0 = [mpmath.mpf(v) for v in th["W"].ravel()]
         for i in range(12):
             d = mpmath.diff(lambda t: f(*(w0[:i] + [t] + w0[i + 1:])), w0[i])

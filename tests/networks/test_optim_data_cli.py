@@ -58,7 +58,7 @@ def test_log_frame_is_exact_under_rescaling():
         a = optim.make_optimizer(name, params=TH, warn=False)
         b = optim.make_optimizer(name, params=TH, warn=False)
         a.init(TH), b.init(TH)
-        for g, s in zip(gs, drift):
+        for g, s in zip(gs, drift, strict=False):
             ua = a.update(Scaled(g, -s))
             ub = b.update(Scaled({k: 1e3 * v for k, v in g.items()}, -s - np.log(1e3) - 5.0))
             for k in ua:
