@@ -245,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--epochs", type=int, default=None)
     g.add_argument("--steps", type=int, default=None)
     t.add_argument("--lr", type=float, default=0.1, help="η0 in η_t = η0 (t+1)^(−a)")
-    t.add_argument("--lr-decay", type=float, default=0.5, help="a in η_t = η0 (t+1)^(−a)")
+    t.add_argument("--lr-decay", type=float, default=0.5,
+                   help="a in η_t = η0 (t+1)^(−a) for linear models; p in η0 t^(−p) with --model (networks)")
     t.add_argument("--beta1", type=float, default=0.9)
     t.add_argument("--beta2", type=float, default=0.999)
     t.add_argument("--eps", type=float, default=0.0)

@@ -40,6 +40,20 @@ def _log_weight(z, loss):
 
 
 @nb.njit(cache=True)
+def _rebase(s, o, E, B, k, r, L):
+    """Coordinate k's scale moved up by r: keep B = max s and E = e^{s − B}; return (B, e^{L + B})."""
+    if s[k] > B:
+        B = s[k]
+        for j in range(s.shape[0]):
+            o[j] = s[j] - B
+            E[j] = math.exp(o[j])
+    else:
+        o[k] += r
+        E[k] = math.exp(o[k])
+    return B, math.exp(L + B)
+
+
+@nb.njit(cache=True)
 def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag):
     """Advance w (and state m, v, s) by idx.shape[0] steps starting at global step t0, in place."""
     nsteps, b = idx.shape
@@ -47,6 +61,11 @@ def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, l
     lw = np.empty(b)
     gt = np.empty(d)
     gsq = np.empty(d)
+    # two-level frame: s_k = B + o_k with B = max_k s_k, E_k = e^{o_k} ≤ 1, so e^{L + s_k} = e^{L + B} E_k
+    # costs one exp per step instead of one per coordinate
+    B = s.max()
+    o = s - B
+    E = np.exp(o)
     for step in range(nsteps):
         t = t0 + step
         eta = lr * math.pow(t + 1.0, -decay)
@@ -101,15 +120,17 @@ def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, l
         else:
             c1 = 1.0 - b1 ** (t + 1.0) if bias_corr else 1.0
             c2 = 1.0 - b2 ** (t + 1.0) if bias_corr else 1.0
+            A = math.exp(L + B)  # e^{L + s_k} = A · E_k with s_k = B + o_k, o_k ≤ 0
             for k in range(d):
-                e = L + s[k]
-                if log_frame and e > 0.0 and gt[k] != 0.0:
+                if log_frame and gt[k] != 0.0 and L + B + o[k] > 0.0:  # gradient above the frame
+                    e = L + B + o[k]
                     m[k] *= math.exp(-e)
                     v[k] *= math.exp(-2.0 * e)
                     s[k] -= e
-                    e = 0.0
+                    o[k] -= e
+                    E[k] = math.exp(o[k])
                     diag[1] += 1
-                gh = gt[k] * math.exp(e)
+                gh = gt[k] * A * E[k]
                 m[k] = b1 * m[k] + (1.0 - b1) * gh
                 if kind == ADAM:
                     v[k] = b2 * v[k] + (1.0 - b2) * gh * gh
@@ -119,6 +140,7 @@ def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, l
                         v[k] *= math.exp(2.0 * r)
                         s[k] += r
                         diag[1] += 1
+                        B, A = _rebase(s, o, E, B, k, r, L)
                     den = math.sqrt(v[k] / c2)
                     if eps > 0.0:
                         den += eps * math.exp(s[k])
@@ -129,6 +151,7 @@ def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, l
                         m[k] *= math.exp(r)
                         s[k] += r
                         diag[1] += 1
+                        B, A = _rebase(s, o, E, B, k, r, L)
                     u = 1.0 if m[k] > 0 else (-1.0 if m[k] < 0 else 0.0)
                 old = w[k]
                 w[k] -= eta * u
