@@ -25,7 +25,7 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
     rows, series, worst = [], [], 0.0
     for fam in p["families"]:
         kw = {k: v for k, v in fam.items() if k != "name"}
-        spec = OptimizerSpec(fam["name"], lr=p["lr"], beta1=p["beta1"], beta2=p["beta2"], **kw)
+        spec = OptimizerSpec(fam["name"], **{"lr": p["lr"], "beta1": p["beta1"], "beta2": p["beta2"], **kw})
         ctx.progress(f"{fam['name']} {kw}")
         fast = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], log_frame=p["log_frame"])
         exact = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], engine="mpmath", dps=p["dps"])

@@ -108,6 +108,9 @@ class CompiledState:
                         K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL, log_frame, self.diag)
             self.t += int(k)
             steps -= k
+            if not (np.all(np.isfinite(self.w)) and np.all(np.isfinite(self.m)) and np.all(np.isfinite(self.v))):
+                raise IbverifyError(f"{spec.name}: non-finite iterate or moment by step {self.t} "
+                                    f"(overflow; reduce --lr or check the data scale)")
 
     def diagnostics(self) -> dict:
         f, sh, st, streak = (int(x) for x in self.diag)

@@ -29,8 +29,9 @@ class Sampler:
             out = (self.pos + np.arange(need)) % n
             self.pos = (self.pos + need) % n
             return out.reshape(steps, b)
-        while self.buffer.size < need:
-            self.buffer = np.concatenate([self.buffer, self.rng.permutation(n)])
+        if self.buffer.size < need:  # one concatenation (appending per epoch would be quadratic)
+            extra = -(-(need - self.buffer.size) // n)
+            self.buffer = np.concatenate([self.buffer, *(self.rng.permutation(n) for _ in range(extra))])
         out, self.buffer = self.buffer[:need], self.buffer[need:]
         return out.reshape(steps, b)
 

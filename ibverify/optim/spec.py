@@ -58,6 +58,8 @@ class OptimizerSpec:
             raise IbverifyError(f"lr decay a must be in [0, 1], got {self.lr_decay}")
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
             raise IbverifyError(f"need 0 <= beta1, beta2 < 1, got {self.beta1}, {self.beta2}")
+        if self.is_adam and self.beta2 == 0 and self.beta1 > 0:
+            raise IbverifyError("beta2 = 0 needs beta1 = 0 (the papers assume 0 <= beta1 <= beta2 < 1)")
         if not (self.eps >= 0):
             raise IbverifyError(f"eps must be >= 0, got {self.eps}")
         return replace(self, batch_size=b)

@@ -29,15 +29,18 @@ def test_compiled_matches_reference(name, loss, rng):
         assert rel(a.ws, b.ws) <= 1e-12, (name, loss, kw)
 
 
-@settings(max_examples=15)
+@settings(max_examples=40)
 @given(data=st.one_of(gr_data(), gaussian_data()), name=st.sampled_from(NAMES), b=st.integers(1, 10),
        order=st.sampled_from(["cyclic", "reshuffle", "replacement"]), seed=st.integers(0, 100))
 def test_compiled_matches_reference_property(data, name, b, order, seed):
+    """Short horizon: some drawn trajectories are chaotic (e.g. Det-Adam on N = 3, d = 2 GR data, where a
+    gradient coordinate keeps changing sign), so 1-ulp differences in the order of operations grow like
+    e^{0.2 t}; over 40 steps agreement to 1e-12 tests the update itself, not the Lyapunov exponent."""
     Z = data.dataset.Z
     spec = OptimizerSpec(name, batch_size=min(b, len(Z)) if name in ("adam", "signum", "gd", "ngd") else None,
                          order=order, seed=seed, beta1=0.5, beta2=0.9)
-    a = run(Z, spec, 150, checkpoints=4, engine="compiled")
-    r = run(Z, spec, 150, checkpoints=4, engine="reference")
+    a = run(Z, spec, 40, checkpoints=4, engine="compiled")
+    r = run(Z, spec, 40, checkpoints=4, engine="reference")
     assert rel(a.ws, r.ws) <= 1e-12
 
 
