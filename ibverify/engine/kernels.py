@@ -142,30 +142,46 @@ def _moment_chunk(adam, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_cor
         moved = False
         tiny = False
         lost = False
-        for k in range(d):
-            if safe:
-                gh = gt[k] * (a * q[k])
-            else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
-                gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
-            mk = b1 * m[k] + (1.0 - b1) * gh
-            m[k] = mk
-            if adam:
+        if safe and adam:  # the hot loop: branch-free so it can vectorize
+            for k in range(d):
+                gh = gt[k] * (a * q[k])  # (for b = 1, gt = −z_i exactly)
+                mk = b1 * m[k] + (1.0 - b1) * gh
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
+                m[k] = mk
                 v[k] = vk
                 tiny |= (vk > 0.0) & (vk < TINY)
+                gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below in a frame at g
+                lost |= gone
                 den = math.sqrt(vk / c2) + epss[k]
-                u = (mk / c1) / den if den > 0.0 else 0.0
-                if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
-                    lost = True
-                    u = 0.0
-            else:
-                tiny |= (mk != 0.0) & (abs(mk) < TINY)
-                u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
-                if log_frame and mk == 0.0 and gt[k] != 0.0:
-                    lost = True
-            wn = w[k] - eta * u
-            moved |= wn != w[k]
-            w[k] = wn
+                u = 0.0 if (gone or den == 0.0) else (mk / c1) / den
+                wn = w[k] - eta * u
+                moved |= wn != w[k]
+                w[k] = wn
+        else:
+            for k in range(d):
+                if safe:
+                    gh = gt[k] * (a * q[k])
+                else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
+                    gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
+                mk = b1 * m[k] + (1.0 - b1) * gh
+                m[k] = mk
+                if adam:
+                    vk = b2 * v[k] + (1.0 - b2) * gh * gh
+                    v[k] = vk
+                    tiny |= (vk > 0.0) & (vk < TINY)
+                    den = math.sqrt(vk / c2) + epss[k]
+                    u = (mk / c1) / den if den > 0.0 else 0.0
+                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
+                        lost = True
+                        u = 0.0
+                else:
+                    tiny |= (mk != 0.0) & (abs(mk) < TINY)
+                    u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
+                    if log_frame and mk == 0.0 and gt[k] != 0.0:
+                        lost = True
+                wn = w[k] - eta * u
+                moved |= wn != w[k]
+                w[k] = wn
         if log_frame and lost:  # no memory left: exact moments (1−β1)g, (1−β2)g² in a frame at g
             for k in range(d):
                 if gt[k] != 0.0 and ((adam and v[k] < LOST) or (not adam and m[k] == 0.0)):
