@@ -22,7 +22,7 @@ from ..claims import CheckContext
 from ..data import gaussian, gr, shifted_diagonal
 from ..data import strategies as S
 from ..engine import run
-from ..evidence import Outcome, Series
+from ..evidence import Outcome, Series, plain
 from ..oracles import max_margin, normalized_margin
 from ..optim import OptimizerSpec
 from ..theory import fixed_point, metric, padam, symbolic
@@ -33,20 +33,6 @@ FLOOR = 1e-12  # a gap this small counts as reached (no trend needed)
 
 
 # ---------------------------------------------------------------- data, references, runs
-
-def plain(x):
-    """numpy scalars/arrays → JSON-ready Python values (for tables and counterexamples)."""
-    if isinstance(x, dict):
-        return {str(k): plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return plain(x.tolist())
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    return x
 
 
 def datasets(p: dict) -> list[tuple[str, np.ndarray]]:

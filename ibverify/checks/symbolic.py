@@ -19,11 +19,10 @@ import sympy as sp
 from ..claims import CheckContext
 from ..data import gaussian
 from ..engine import run
-from ..evidence import Outcome, Series, log_slope
+from ..evidence import Outcome, Series, log_slope, plain
 from ..optim import OptimizerSpec
 from ..theory import epoch_map as em
 from ..theory import symbolic
-from .proxy import plain
 
 
 def _data(p: dict) -> np.ndarray:
