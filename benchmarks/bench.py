@@ -3,11 +3,11 @@
     python benchmarks/bench.py [--quick] [--json PATH] [--tiers smoke,fast] [--full]
 
 Measured (see benchmarks/README.md):
-  * agreement first: the engine (reference and compiled), the hand-written numba loop, the proposed
-    kernel and the torch.optim.Adam loop must compute the same per-sample Adam update (≤ 1e-10
-    relative over a few hundred steps), else the run exits 1;
+  * agreement first: the engine (reference and compiled), the hand-written numba loop and the
+    torch.optim.Adam loop must compute the same per-sample Adam update (≤ 1e-10 relative over a few
+    hundred steps), else the run exits 1;
   * steps/s for every optimizer of `ibverify.engine.run` on engines compiled / reference / mpmath,
-    plus the bare engine kernel and the proposed kernel (benchmarks/proposed_kernel.py) for Adam;
+    plus the bare engine kernel (kernels.run_chunk, no run()/sampler overhead) for Adam;
   * baselines on the same data and update: torch.optim.Adam per-sample Python loop (float64, batch 1,
     cyclic) and a minimal hand-written numba loop (benchmarks/baseline_kernel.py);
   * ratios compiled/torch (target ≥ 1000×) and compiled/hand-written (target ≥ 0.5×);
@@ -41,7 +41,6 @@ for p in (str(HERE), str(ROOT)):
         sys.path.insert(0, p)
 
 import baseline_kernel  # noqa: E402
-import proposed_kernel  # noqa: E402
 from ibverify.data.generators import gr  # noqa: E402
 from ibverify.engine import kernels as K  # noqa: E402
 from ibverify.engine import run  # noqa: E402
@@ -70,10 +69,8 @@ TORCH_CONV = dict(name="adam", batch_size=1, order="cyclic", lr=TORCH_LR, lr_dec
 PAPER_CONV = dict(name="inc-adam")  # paper 1: eps = 0, no bias correction, lr 0.1 (t+1)^(-1/2)
 TARGET_TORCH, TARGET_HAND = 1000.0, 0.5
 
-QUICK = dict(min_time=0.01, repeats=1, work=1 << 10, agree_steps=60, horizon_steps=5_000, mp_steps=1,
-             long_check_steps=20_000)
-NORMAL = dict(min_time=0.5, repeats=3, work=1 << 17, agree_steps=400, horizon_steps=10_000_000,
-              mp_steps=2, long_check_steps=2_000_000)
+QUICK = dict(min_time=0.01, repeats=1, work=1 << 10, agree_steps=60, horizon_steps=5_000, mp_steps=1)
+NORMAL = dict(min_time=0.5, repeats=3, work=1 << 17, agree_steps=400, horizon_steps=10_000_000, mp_steps=2)
 
 
 # ---------------------------------------------------------------- data and timing helpers
@@ -126,14 +123,11 @@ def kernel_args(spec):
             K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL, True)
 
 
-def engine_kernel_run(Z, kw, idx, proposed=False):
-    """The engine's compiled kernel called directly (no run()/Sampler overhead), or the proposal."""
+def engine_kernel_run(Z, kw, idx):
+    """The engine's compiled kernel called directly (no run()/Sampler overhead)."""
     spec = OptimizerSpec(**kw).resolved(Z.shape[0])
     w, m, v, s, diag = kernel_state(Z.shape[1])
-    if proposed:
-        proposed_kernel.run_chunk_adam(Z, idx, w, m, v, s, 0, *kernel_args(spec), diag)
-    else:
-        K.run_chunk(KIND[spec.name], Z, idx, w, m, v, s, 0, *kernel_args(spec), diag)
+    K.run_chunk(KIND[spec.name], Z, idx, w, m, v, s, 0, *kernel_args(spec), diag)
     return w, diag
 
 
@@ -177,7 +171,6 @@ def check_agreement(Z, cfg) -> dict:
     out["torch_convention"] = {
         "compiled_vs_reference": rel(engine_run(Z, TORCH_CONV, T, "compiled"), ref_t),
         "handwritten_vs_reference": rel(hand_run(Z, TORCH_CONV, T), ref_t),
-        "proposed_vs_reference": rel(engine_kernel_run(Z, TORCH_CONV, indices(Z, TORCH_CONV, T), True)[0], ref_t),
     }
     if torch is not None:
         out["torch_convention"]["torch_vs_reference"] = rel(torch_run(Z, T), ref_t)
@@ -185,20 +178,10 @@ def check_agreement(Z, cfg) -> dict:
     out["paper_convention"] = {
         "compiled_vs_reference": rel(engine_run(Z, PAPER_CONV, T, "compiled"), ref_p),
         "handwritten_vs_reference": rel(hand_run(Z, PAPER_CONV, T), ref_p),
-        "proposed_vs_reference": rel(engine_kernel_run(Z, PAPER_CONV, indices(Z, PAPER_CONV, T), True)[0], ref_p),
     }
-    # the proposed kernel against the engine kernel on a long run (normal size: past float64 underflow,
-    # with frame shifts)
-    long_kw = dict(name="inc-adam", lr=1.0, lr_decay=0.3)
-    L = cfg["long_check_steps"]
-    idx = indices(Z, long_kw, L)
-    we, de = engine_kernel_run(Z, long_kw, idx)
-    wp, dp = engine_kernel_run(Z, long_kw, idx, proposed=True)
-    out["proposed_vs_engine_long"] = {"steps": L, "rel": rel(wp, we), "engine_diag": de.tolist(),
-                                      "proposed_diag": dp.tolist(), "min_margin": float((Z @ we).min())}
     vals = [v for sec in ("torch_convention", "paper_convention") for v in out[sec].values()]
     out["max_rel"] = max(vals)
-    out["ok"] = bool(out["max_rel"] <= out["tolerance"] and out["proposed_vs_engine_long"]["rel"] <= 1e-12)
+    out["ok"] = bool(out["max_rel"] <= out["tolerance"])
     return out
 
 
@@ -208,7 +191,6 @@ def warm_up(Z):
         engine_run(Z, kw, 3)
     for kw in (TORCH_CONV, PAPER_CONV, dict(name="adam", batch_size=5, order="reshuffle")):
         engine_kernel_run(Z, kw, indices(Z, kw, 3))
-        engine_kernel_run(Z, kw, indices(Z, kw, 3), proposed=True)
     hand_run(Z, TORCH_CONV, 3)
     hand_run(Z, PAPER_CONV, 3)
 
@@ -235,9 +217,6 @@ def bench_rates(data, cfg, log) -> list[dict]:
                 idx = indices(Z, kw, H)
                 add(ds, "engine-kernel", label, b,
                     measure(lambda k: [engine_kernel_run(Z, kw, idx) for _ in range(k)], H, mt, rp), horizon=H)
-                add(ds, "proposed-kernel", label, b,
-                    measure(lambda k: [engine_kernel_run(Z, kw, idx, True) for _ in range(k)], H, mt, rp),
-                    horizon=H)
             add(ds, "reference", label, b,
                 measure(lambda k: engine_run(Z, kw, 20 * k, "reference"), 20, mt, rp))
             add(ds, "mpmath", label, b,
@@ -257,8 +236,6 @@ def bench_baselines(data, cfg, log) -> dict:
             r = {
                 "compiled": measure(lambda k: [engine_run(Z, kw, H) for _ in range(k)], H, mt, rp),
                 "engine_kernel": measure(lambda k: [engine_kernel_run(Z, kw, idx) for _ in range(k)], H, mt, rp),
-                "proposed_kernel": measure(lambda k: [engine_kernel_run(Z, kw, idx, True) for _ in range(k)],
-                                           H, mt, rp),
                 "handwritten": measure(lambda k: [hand_run(Z, kw, H) for _ in range(k)], H, mt, rp),
             }
             r["min_margin_end"] = float((Z @ hand_run(Z, kw, H)).min())  # well below float64 underflow
@@ -272,7 +249,6 @@ def bench_baselines(data, cfg, log) -> dict:
         ratios = {
             "compiled_over_handwritten": tc["compiled"]["steps_per_s"] / tc["handwritten"]["steps_per_s"],
             "engine_kernel_over_handwritten": tc["engine_kernel"]["steps_per_s"] / tc["handwritten"]["steps_per_s"],
-            "proposed_over_handwritten": tc["proposed_kernel"]["steps_per_s"] / tc["handwritten"]["steps_per_s"],
             "paper_compiled_over_handwritten": (res["paper_convention"]["compiled"]["steps_per_s"]
                                                 / res["paper_convention"]["handwritten"]["steps_per_s"]),
             "cpu_compiled_over_handwritten": tc["compiled"]["cpu_steps_per_s"] / tc["handwritten"]["cpu_steps_per_s"],
@@ -281,7 +257,6 @@ def bench_baselines(data, cfg, log) -> dict:
             tl = res["torch_loop"]["steps_per_s"]
             ratios["compiled_over_torch"] = tc["compiled"]["steps_per_s"] / tl
             ratios["handwritten_over_torch"] = tc["handwritten"]["steps_per_s"] / tl
-            ratios["proposed_over_torch"] = tc["proposed_kernel"]["steps_per_s"] / tl
             ratios["cpu_compiled_over_torch"] = tc["compiled"]["cpu_steps_per_s"] / res["torch_loop"]["cpu_steps_per_s"]
         res["ratios"] = ratios
         res["targets"] = {
@@ -358,7 +333,7 @@ def table(result) -> str:
     by = {}
     for r in rows:
         by.setdefault((r["dataset"], r["optimizer"]), {})[r["engine"]] = r
-    engines = ["compiled", "engine-kernel", "proposed-kernel", "reference", "mpmath"]
+    engines = ["compiled", "engine-kernel", "reference", "mpmath"]
     lines.append(f"{'dataset':<11} {'optimizer':<18} {'b':>3} " + " ".join(f"{e:>16}" for e in engines)
                  + "   (steps/s, median)")
     for (ds, opt), es in by.items():
@@ -371,14 +346,13 @@ def table(result) -> str:
         tc = res["torch_convention"]
         tl = res["torch_loop"]["steps_per_s"] if res["torch_loop"] else float("nan")
         rt = res["ratios"]
-        hw, cp, pk = tc["handwritten"], tc["compiled"], tc["proposed_kernel"]
-        lines.append(f"  {ds}: compiled {cp['steps_per_s']:,.0f}  hand-written {hw['steps_per_s']:,.0f}"
-                     f"  proposed {pk['steps_per_s']:,.0f}  torch {tl:,.0f} steps/s (wall)")
+        hw, cp, ek = tc["handwritten"], tc["compiled"], tc["engine_kernel"]
+        lines.append(f"  {ds}: compiled {cp['steps_per_s']:,.0f}  engine kernel {ek['steps_per_s']:,.0f}"
+                     f"  hand-written {hw['steps_per_s']:,.0f}  torch {tl:,.0f} steps/s (wall)")
         ct = rt.get("compiled_over_torch", float("nan"))
         lines.append(f"      compiled/torch {ct:,.0f}x (target >= {TARGET_TORCH:.0f}x)"
                      f"   compiled/hand-written {rt['compiled_over_handwritten']:.2f}x (target >= {TARGET_HAND}x)"
-                     f"   proposed/hand-written {rt['proposed_over_handwritten']:.2f}x"
-                     f"   proposed/torch {rt.get('proposed_over_torch', float('nan')):,.0f}x")
+                     f"   engine-kernel/hand-written {rt['engine_kernel_over_handwritten']:.2f}x")
         lines.append(f"      CPU-time: compiled/torch {rt.get('cpu_compiled_over_torch', float('nan')):,.0f}x"
                      f"   compiled/hand-written {rt['cpu_compiled_over_handwritten']:.2f}x"
                      f"   [paper convention: compiled/hand-written {rt['paper_compiled_over_handwritten']:.2f}x]")
@@ -439,9 +413,6 @@ def main(argv=None) -> int:
         f"(tolerance {agree['tolerance']:g}) -> {'OK' if agree['ok'] else 'MISMATCH'}")
     for sec in ("torch_convention", "paper_convention"):
         log(f"  {sec}: " + ", ".join(f"{k} {v:.1e}" for k, v in agree[sec].items()))
-    pl = agree["proposed_vs_engine_long"]
-    log(f"  proposed kernel vs engine kernel, {pl['steps']:,} steps (lr 1, decay 0.3): rel {pl['rel']:.1e}, "
-        f"frame shifts {pl['engine_diag'][1]}/{pl['proposed_diag'][1]}, min margin {pl['min_margin']:.0f}")
     log("steps/s per optimizer and engine ...")
     rates = bench_rates(data, cfg, log)
     log("baselines (same update) ...")
