@@ -35,6 +35,20 @@ class PropertyResult:
     failing: Example | None
 
 
+def step_progress(ctx: CheckContext, label: str):
+    """An engine progress callback (t, T) that reports steps and ETA through ctx.progress."""
+    import time
+
+    t0 = time.perf_counter()
+
+    def report(t: int, total: int) -> None:
+        el = time.perf_counter() - t0
+        eta = el * (total - t) / t if t else float("nan")
+        ctx.progress(f"{label}: step {t:.3g}/{total:.3g} ({t / total:.0%}), ETA {eta:.0f}s")
+
+    return report
+
+
 class _Counterexample(AssertionError):
     pass
 
