@@ -4,8 +4,8 @@ Options:
   --ibverify-tier {smoke,fast,full}   tier the claim items run (default: ini `ibverify_tier`, else fast)
   --ibverify-report DIR               also write results.json and the HTML report to DIR
                                       (or set $IBVERIFY_REPORT; CI does, so plain `pytest` reports)
-An item passes when the claim's verdict is the expected one (paper/reconstructed: holds; control:
-refuted; beyond: a finding without error). Items are marked `claim` and `tier_<name>`; a claim
+An item passes when the claim's verdict is the expected one (paper/derived/reconstructed: holds;
+control: refuted; beyond: a finding without error) and its outcome carries evidence series to plot. Items are marked `claim` and `tier_<name>`; a claim
 without the selected tier is skipped.
 """
 
@@ -81,6 +81,8 @@ class ClaimItem(pytest.Item):
             pytest.skip(f"claim has no '{tier}' tier")
         row = run_claim(self.claim, tier)
         _rows.append(row)
+        if row["outcome"] is not None and not row["outcome"]["series"]:
+            raise ClaimFailed(f"{self.claim.id}: the check returned no evidence series (the report needs a plot)")
         if not row["as_expected"]:
             fig = (row["outcome"] or {}).get("figure", "")
             raise ClaimFailed(f"{self.claim.id}: verdict '{row['verdict']}', expected '{row['expect']}'. "

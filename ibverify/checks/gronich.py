@@ -156,6 +156,7 @@ def homogeneity(ctx: CheckContext) -> Outcome:
     rtol = ctx.tol("rtol")
     worst = {"scaling": 0.0, "euler": 0.0, "block_euler": 0.0, "jac_vs_vjp": 0.0}
     count = [0]
+    errs: list[float] = []
 
     def rel(a, b):
         return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
@@ -178,6 +179,7 @@ def homogeneity(ctx: CheckContext) -> Outcome:
         e4 = max(rel(v[k].ravel(), J[k].reshape(n, -1).T @ c) for k in J)
         for k_, e in zip(worst, (e1, e2, e3, e4), strict=False):
             worst[k_] = max(worst[k_], e)
+        errs.append(max(e1, e2, e3, e4))
         assert max(e1, e2, e3, e4) <= rtol, (model.describe(), e1, e2, e3, e4)
 
     cex = None
@@ -188,6 +190,7 @@ def homogeneity(ctx: CheckContext) -> Outcome:
     w = max(worst.values())
     return Outcome(holds=cex is None and w <= rtol, figure=f"max relative error {_fmt(w)} (rtol {rtol:g})",
                    figures={f"max_rel_err_{k}": v for k, v in worst.items()}, examples=count[0],
+                   series=[_error_series(errs, "max relative error (scaling, Euler, blocks, vjp)")],
                    details="models: linear, matrix-linear, deep-linear (K=2..4), two-layer ReLU^q "
                            "(q ∈ {1, 1.5, 2, 3}); α ∈ [0.1, 10]; "
                            "also checks the batched vjp against per-sample gradients",
@@ -208,6 +211,7 @@ def dual_norms(ctx: CheckContext) -> Outcome:
     names = ["l2", "linf", "spectral", "msp", "hybrid"]
     worst = {"lmo_identity": 0.0, "lmo_unit": 0.0, "dual_formula_vs_solver": 0.0, "hybrid_step": 0.0}
     count = [0]
+    errs: list[float] = []
     n_solver = int(ctx.params.get("solver_examples", 5))
 
     @settings(max_examples=int(ctx.params.get("examples", 30)), deadline=None, database=None)
@@ -242,6 +246,7 @@ def dual_norms(ctx: CheckContext) -> Outcome:
             e4 = max(float(np.max(np.abs(step[k] + eta_a * lm[k]))) for k in g) / max(eta_a, eta_m)
             worst["hybrid_step"] = max(worst["hybrid_step"], e4)
             assert e4 <= rtol, (name, "hybrid step", e4)
+        errs.append(max(e1, e2))
         assert e1 <= rtol and e2 <= rtol, (name, e1, e2)
 
     cex = None
@@ -253,6 +258,7 @@ def dual_norms(ctx: CheckContext) -> Outcome:
     return Outcome(holds=cex is None, figure=f"max LMO error {_fmt(w)}, dual formula vs solver "
                                              f"{_fmt(worst['dual_formula_vs_solver'])}",
                    figures={f"max_err_{k}": v for k, v in worst.items()}, examples=count[0],
+                   series=[_error_series(errs, "|⟨LMO(g), g⟩ + ‖g‖_*| / ‖g‖_*, |‖LMO(g)‖ − 1|")],
                    details="geometries l2, linf, spectral, msp, hybrid (c ∈ [0.1, 10]) on hypothesis blocks, "
                            "including rank-deficient matrices and zero coordinates",
                    counterexample=cex)
@@ -489,6 +495,24 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
     return table, figs
 
 
+def _error_series(errs: list[float], label: str) -> Series:
+    """Per-example errors (floored at 1e-18 for the log axis)."""
+    return Series("error per generated example", list(range(1, len(errs) + 1)), [max(e, 1e-18) for e in errs],
+                  xlabel="example", ylabel=label, log_x=False, log_y=True, group="errors")
+
+
+def _ordering_series(table: list[dict], optimizers: list[str]) -> list[Series]:
+    """One plot per (dataset, norm): each optimizer's normalized margin against the seed."""
+    out = []
+    for key in dict.fromkeys((r["data"], r["norm"]) for r in table):
+        rows = [r for r in table if (r["data"], r["norm"]) == key]
+        for o in optimizers:
+            out.append(Series(o, [r["seed"] for r in rows], [r[o] for r in rows], xlabel="seed",
+                              ylabel=f"normalized {key[1]} margin", log_x=False, log_y=True,
+                              group=f"{key[0]}: {key[1]} margin"))
+    return out
+
+
 def own_norm_wins(ctx: CheckContext) -> Outcome:
     """Each optimizer reaches the largest normalized margin in its own norm among those compared (Fig. 1)."""
     optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
@@ -499,6 +523,7 @@ def own_norm_wins(ctx: CheckContext) -> Outcome:
     holds = None if ctx.status == "beyond" else (held == len(table))
     return Outcome(holds=holds, figure=f"ordering holds in {held}/{len(table)} (dataset, seed, norm) cells",
                    figures={**figs, "cells_holding": held, "cells": len(table)},
+                   series=_ordering_series(table, optimizers),
                    table=_clean(table), examples=len(table),
                    details=("failing cells: " + "; ".join(fails)) if fails else "ordering holds in every cell",
                    counterexample={"failures": fails} if fails and holds is not None else None)
@@ -544,5 +569,6 @@ def relu(ctx: CheckContext) -> Outcome:
     held = sum(r["ordering_holds"] for r in table)
     return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",
                    figures={**figs, "cells_holding": held, "cells": len(table)},
+                   series=_ordering_series(table, optimizers),
                    table=_clean(table), examples=len(table),
                    details="q = 1 gradients use σ'(0) := 0 (a Clarke element); outside (M1), so no pass/fail")
