@@ -25,11 +25,6 @@ from .. import IbverifyError
 VERSION = 1
 
 
-@contextlib.contextmanager
-def _nullcontext():
-    yield
-
-
 class Saver:
     def __init__(self, path, every: float, Z, spec, cps, log_frame: bool):
         self.path = Path(path)

@@ -9,6 +9,7 @@ Start at w = 0. Every random choice comes from `spec.seed`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,7 +21,7 @@ from ..optim import OptimizerSpec, Sampler, build
 from ..optim.backend import Float64, MPMath
 from ..optim.transforms import Grad
 from . import kernels as K
-from .checkpoint import Saver, _nullcontext
+from .checkpoint import Saver
 
 ENGINES = ("compiled", "reference", "mpmath")
 KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
@@ -128,7 +129,7 @@ def _run_compiled(Z, spec, cps, log_frame, progress, saver=None, resume=False):
             raise IbverifyError("--resume needs a checkpoint file")
         j0 = saver.load(st, ws)
     per = max(1, CHUNK_WORK // spec.batch_size)
-    with (saver.interruptible() if saver else _nullcontext()):
+    with (saver.interruptible() if saver else contextlib.nullcontext()):
         for j in range(j0, len(cps)):
             c = cps[j]
             while st.t < c:
