@@ -1,0 +1,71 @@
+"""The shared evidence rules (ibverify.checks.rules): each tested for its defining property."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ibverify.checks.rules import closeness, falling, rate_fit, separates, value_before
+
+X = np.logspace(2, 5, 13)
+
+
+def test_falling_accepts_a_power_law_and_rejects_a_creeping_plateau():
+    assert falling(X, X ** -0.5)
+    creep = 0.05 * X ** -0.0004  # 0.1 % per decade: a plateau
+    assert not falling(X, creep)
+    assert not falling(X, creep, decades=2.0)
+    assert not falling(X, X ** 0.1)  # rising
+
+
+def test_falling_threshold_is_the_relative_drop():
+    y = np.where(X >= X[-1], 0.91, 1.0)  # drops by 9 % in the last decade
+    assert not falling(X, y, min_drop=0.1)
+    assert falling(X, y, min_drop=0.05)
+
+
+def test_falling_window_is_the_number_of_decades():
+    y = np.ones_like(X)
+    y[X <= 1e3] = 2.0  # drops only between 1e3 and 1e4: seen over two decades, not over one
+    assert falling(X, y, decades=2.0)
+    assert not falling(X, y, decades=1.0)
+
+
+def test_falling_floor_and_short_curves():
+    assert falling(X, np.full_like(X, 1e-13))
+    assert not falling([1e4, 2e4], [1.0, 0.1])  # no value one decade earlier
+    assert not falling(X, np.r_[X[:-1] ** -1.0, np.nan])
+    assert value_before(X, X, 1.0) == pytest.approx(1e4)
+
+
+def test_closeness():
+    assert closeness(0.01, 0.05) and not closeness(0.06, 0.05) and not closeness(float("nan"), 1.0)
+
+
+def test_rate_fit_recovers_slope_and_crossing():
+    y = 3.0 * X ** -0.4
+    f = rate_fit(X, y, bound=1e-3)
+    assert f.slope == pytest.approx(-0.4)
+    assert f.crossing == pytest.approx((3.0 / 1e-3) ** (1 / 0.4), rel=1e-9)
+    assert f.stability < 1e-9 and not f.reached
+    assert "on track" in f.describe(1e-3)
+
+
+def test_rate_fit_flat_and_reached():
+    assert rate_fit(X, np.full_like(X, 0.2), bound=0.05).crossing is None
+    assert rate_fit(X, X ** 0.3, bound=0.05).crossing is None
+    r = rate_fit(X, X ** -1.0, bound=1.0)
+    assert r.reached and r.crossing is None and "reached" in r.describe(1.0)
+
+
+def test_rate_fit_uses_only_the_last_decades():
+    y = np.where(X < 1e4, X ** -1.0, 1e-4 * (X / 1e4) ** -0.1)
+    assert rate_fit(X, y, bound=1e-9, decades=1.0).slope == pytest.approx(-0.1)
+    assert rate_fit(X, y, bound=1e-9, decades=1.0).stability < 1e-9
+
+
+def test_separates():
+    ok, rival = separates(0.01, {"linf": 0.2, "msp": 0.05}, factor=3.0)
+    assert ok and rival == "msp"
+    assert not separates(0.01, {"linf": 0.2, "msp": 0.02}, factor=3.0)[0]
+    assert not separates(math.nan, {"linf": 1.0}, factor=1.0)[0]
