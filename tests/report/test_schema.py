@@ -42,19 +42,23 @@ BAD = [  # (mutation, words the one-line message must contain)
     (lambda r: r["claims"][0].update(as_expected=False), "as_expected"),
     (lambda r: r["claims"][3].update(expect="holds"), "claims[3] (baek.control.gr-inc-adam-linf).expect"),
     (lambda r: r["claims"][0]["outcome"]["series"][0]["x"].pop(), "series[0] has len(x)=4 != len(y)=5"),
-    (lambda r: r["claims"][0]["outcome"]["series"][1]["y"].__setitem__(2, float("nan")), "series[1].y[2]"),
+    (lambda r: r["claims"][0]["outcome"]["series"][1]["y"].__setitem__(2, float("nan")),
+     "series[1].y[2] must be a finite number or null, got nan"),
     (lambda r: r["claims"][0]["outcome"]["figures"].update(cos="high"), "outcome.figures.cos"),
-    (lambda r: r["claims"][0]["outcome"]["series"][0].update(log_y="yes"), "series[0].log_y must be bool"),
-    (lambda r: r["claims"][0].update(runtime_s="1s"), "runtime_s must be int/float"),
-    (lambda r: r["claims"][0].update(outcome=None), "outcome is null but the verdict is 'holds'"),
-    (lambda r: r["claims"][6].update(error=1), "claims[6] (gronich.muon-msp).error must be str or null"),
+    (lambda r: r["claims"][0]["outcome"]["series"][0].update(log_y="yes"),
+     "series[0].log_y must be a boolean, got string"),
+    (lambda r: r["claims"][0].update(runtime_s="1s"), "runtime_s must be a finite number or null, got string"),
+    (lambda r: r["claims"][0].update(outcome=None),
+     "outcome must be an object, got null (required unless the verdict is 'error')"),
+    (lambda r: r["claims"][6].update(error=1),
+     "claims[6] (gronich.muon-msp).error must be a string or null, got integer"),
     (lambda r: r["claims"][0].pop("reproduce"), "reproduce is missing"),
-    (lambda r: r["claims"][0].update(seed=True), "seed must be int"),
+    (lambda r: r["claims"][0].update(seed=True), "seed must be an integer, got boolean"),
     (lambda r: r["summary"].update(total=3), "summary.total is 3 but there are 8 claims"),
     (lambda r: r["claims"].append(dict(r["claims"][0])) or r["summary"].update(total=9), "duplicates"),
     (lambda r: r.update(tracked={"x": {"cos": {"better": "up"}}}), "tracked.x.cos.better"),
     (lambda r: r.update(tracked={"x": {"cos": {"rtol": -1}}}), "tracked.x.cos.rtol must be >= 0"),
-    (lambda r: r["claims"].__setitem__(2, []), "claims[2] must be an object"),
+    (lambda r: r["claims"].__setitem__(2, []), "claims[2] must be an object, got array"),
 ]
 
 
@@ -110,3 +114,25 @@ def test_load_errors_are_one_line_with_the_path(results, tmp_path):
     with pytest.raises(IbverifyError, match=r"bad.json: results: summary.errors") as e:
         load_results(bad)
     assert "\n" not in str(e.value)
+
+
+def test_published_schema_is_draft_2020_12_and_accepts_the_fixture(results):
+    import jsonschema
+
+    from ibverify.report.schema import SCHEMA_FILE, json_schema
+
+    schema = json_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(results)  # plain jsonschema, as another tool would
+    assert SCHEMA_FILE.parent.name == "report"
+
+
+def test_old_results_files_still_load():
+    from pathlib import Path
+
+    baseline = Path(__file__).resolve().parents[2] / "ci" / "baseline-fast.json"
+    if not baseline.is_file():
+        pytest.skip("no ci/baseline-fast.json in this checkout")
+    r = load_results(baseline)
+    assert r["tier"] == "fast" and len(r["claims"]) >= 40
