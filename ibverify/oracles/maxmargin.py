@@ -3,9 +3,16 @@
 Primal (P):  min ‖w‖_p  s.t.  Z w ≥ 1          γ_p = 1/‖w*‖_p,  direction w*/‖w*‖_p
 Dual   (D):  max 1ᵀλ    s.t.  ‖Zᵀλ‖_{p*} ≤ 1, λ ≥ 0
 
-Certificate (checked before any result is returned): primal feasibility, dual feasibility, zero
-duality gap ‖w‖_p = 1ᵀλ, complementarity λ_i (z_i·w − 1) = 0. For p = 2 the stationarity w = ‖w‖ Zᵀλ
-is checked too. Solver pinned to Clarabel via cvxpy; the ℓ∞/ℓ1 LPs are cross-checked with HiGHS
+Scale invariance: the problem is solved on Ẑ = Z/s with s = max_ik |Z_ik| and rescaled after
+(γ(Z) = s·γ(Ẑ), same direction, λ(Z) = λ(Ẑ)/s), so margin(sZ) = s·margin(Z) with the same support
+and direction for any s > 0. Inert coordinates (columns of Z that are zero in every sample) are set
+aside: they cannot change any margin; the direction is 0 there (the unique choice for ℓ2 and ℓ1, one
+of the optimal choices for ℓ∞) and `MaxMargin.inert` lists them.
+
+Certificate (checked before any result is returned), every residual relative, hence scale-free:
+primal feasibility 1 − min z_i·w; dual sign −min λ/1ᵀλ; dual feasibility ‖Zᵀλ‖_{p*} − 1; duality gap
+|‖w‖_p − 1ᵀλ|/‖w‖_p; complementarity max_i |λ_i (z_i·w − 1)|/1ᵀλ; for p = 2 also stationarity
+‖w − ‖w‖ Zᵀλ‖/‖w‖. Solver pinned to Clarabel via cvxpy; the ℓ∞/ℓ1 LPs are cross-checked with HiGHS
 (scipy `linprog`) by optimal value (ℓ∞/ℓ1 maximizers can be non-unique: compare margins, not
 directions). A failed solve, an inaccurate status or a failed certificate raises IbverifyError.
 """
@@ -14,29 +21,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import cvxpy as cp
 import numpy as np
-from scipy.optimize import linprog
 
 from .. import IbverifyError
 
 DUAL = {"l2": 2, "linf": 1, "l1": np.inf}
 ORD = {"l2": 2, "linf": np.inf, "l1": 1}
 CERT_RTOL = 1e-7
+SUPPORT_RTOL = 1e-6  # support vector: λ_i > SUPPORT_RTOL·max λ and z_i·w ≤ (1 + SUPPORT_RTOL)·min_j z_j·w
 CLARABEL = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=500)
 
 
 @dataclass
 class MaxMargin:
     norm: str
-    direction: np.ndarray  # unit in the norm
+    direction: np.ndarray  # unit in the norm (0 on inert coordinates)
     margin: float          # γ_p
     duals: np.ndarray      # λ of (D), normalized so that ‖Zᵀλ‖_{p*} = 1 and 1ᵀλ = 1/γ_p
     certificate: dict = field(default_factory=dict)
+    relative_slack: np.ndarray | None = None  # z_i·w/γ_p − 1 ≥ 0 (0 on active constraints)
+    inert: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # all-zero columns
 
     @property
     def support(self) -> np.ndarray:
-        return np.flatnonzero(self.duals > 1e-7 * self.duals.max())
+        """Support vectors, decided by relative quantities only: a dual weight that is not negligible
+        next to the largest one, on a constraint that is active relative to the margin."""
+        lam = self.duals
+        on = lam > SUPPORT_RTOL * lam.max()
+        if self.relative_slack is not None:
+            on &= self.relative_slack <= SUPPORT_RTOL
+        return np.flatnonzero(on)
 
 
 def norm_of(w: np.ndarray, norm: str) -> float:
@@ -49,7 +63,22 @@ def normalized_margin(Z: np.ndarray, w: np.ndarray, norm: str) -> float:
     return float(np.min(Z @ w) / nw) if nw > 0 else 0.0
 
 
+def inert_coordinates(Z: np.ndarray) -> np.ndarray:
+    """Columns k with Z_ik = 0 for every sample i (no margin depends on w_k)."""
+    return np.flatnonzero(~np.any(np.asarray(Z) != 0, axis=0))
+
+
+def data_scale(Z: np.ndarray) -> float:
+    """s = max_ik |Z_ik|: the oracles solve on Z/s (entries in [−1, 1]) and rescale after."""
+    s = float(np.max(np.abs(Z), initial=0.0))
+    if not (s > 0 and np.isfinite(s)):
+        raise IbverifyError("data are all zero or not finite: no margin to compute")
+    return s
+
+
 def _solve_primal(Z: np.ndarray, norm: str) -> tuple[np.ndarray, np.ndarray]:
+    import cvxpy as cp
+
     n, d = Z.shape
     w = cp.Variable(d)
     cons = [Z @ w >= 1]
@@ -70,20 +99,30 @@ def _solve_primal(Z: np.ndarray, norm: str) -> tuple[np.ndarray, np.ndarray]:
     return wv, lam
 
 
-def certify(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str, rtol: float = CERT_RTOL) -> dict:
-    """Residuals of the primal–dual certificate; raises IbverifyError if any exceeds rtol."""
+def residuals(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str) -> dict:
+    """The certificate's residuals, each relative (unchanged under (Z, w, λ) → (sZ, w/s, λ/s))."""
+    Z, w, lam = (np.asarray(a, dtype=np.float64) for a in (Z, w, lam))
     nw = norm_of(w, norm)
-    scale = max(1.0, nw)
+    total = float(lam.sum())
+    if not (nw > 0 and total > 0):
+        return {"primal_infeasibility": float("inf"), "dual_negativity": float("inf")}
     zw = Z @ w
+    g = Z.T @ lam
     cert = {
         "primal_infeasibility": float(max(0.0, 1.0 - zw.min())),
-        "dual_negativity": float(max(0.0, -lam.min())),
-        "dual_infeasibility": float(max(0.0, np.linalg.norm(Z.T @ lam, DUAL[norm]) - 1.0)),
-        "duality_gap": float(abs(nw - lam.sum()) / scale),
-        "complementarity": float(np.max(np.abs(lam * (zw - 1.0))) / scale),
+        "dual_negativity": float(max(0.0, -lam.min()) / total),
+        "dual_infeasibility": float(max(0.0, np.linalg.norm(g, DUAL[norm]) - 1.0)),
+        "duality_gap": float(abs(nw - total) / nw),
+        "complementarity": float(np.max(np.abs(lam * (zw - 1.0))) / total),
     }
     if norm == "l2":
-        cert["stationarity"] = float(np.linalg.norm(w - nw * (Z.T @ lam)) / scale)
+        cert["stationarity"] = float(np.linalg.norm(w - nw * g) / nw)
+    return cert
+
+
+def certify(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str, rtol: float = CERT_RTOL) -> dict:
+    """Residuals of the primal–dual certificate; raises IbverifyError naming the worst one above rtol."""
+    cert = residuals(Z, w, lam, norm)
     bad = {k: v for k, v in cert.items() if not (v <= rtol)}
     if bad:
         worst = max(bad, key=bad.get)
@@ -93,6 +132,8 @@ def certify(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str, rtol: floa
 
 def _highs_value(Z: np.ndarray, norm: str) -> float:
     """min ‖w‖_p s.t. Zw ≥ 1 as an LP in HiGHS (p = ∞ or 1)."""
+    from scipy.optimize import linprog
+
     n, d = Z.shape
     if norm == "linf":  # vars (w, t): min t, −t ≤ w_k ≤ t
         c = np.r_[np.zeros(d), 1.0]
@@ -111,16 +152,25 @@ def _highs_value(Z: np.ndarray, norm: str) -> float:
 
 
 def max_margin(Z: np.ndarray, norm: str = "l2", cross_check: bool = True) -> MaxMargin:
-    """Certified ℓp max margin of label-folded data Z (rows z_i = y_i x_i)."""
+    """Certified ℓp max margin of label-folded data Z (rows z_i = y_i x_i), solved on Z/max|Z|."""
     if norm not in ORD:
         raise IbverifyError(f"unknown norm {norm!r}; use l2, linf or l1")
     Z = np.asarray(Z, dtype=np.float64)
-    w, lam = _solve_primal(Z, norm)
-    cert = certify(Z, w, lam, norm)
+    if Z.ndim != 2 or Z.size == 0 or not np.all(np.isfinite(Z)):
+        raise IbverifyError("Z must be a finite, non-empty 2-d array (rows z_i = y_i x_i)")
+    inert = inert_coordinates(Z)
+    live = np.setdiff1d(np.arange(Z.shape[1]), inert)
+    s = data_scale(Z)
+    Zn = Z[:, live] / s
+    w, lam = _solve_primal(Zn, norm)
+    cert = certify(Zn, w, lam, norm)
     nw = norm_of(w, norm)
     if cross_check and norm != "l2":
-        v = _highs_value(Z, norm)
+        v = _highs_value(Zn, norm)
         cert["highs_relative_difference"] = abs(v - nw) / nw
         if cert["highs_relative_difference"] > 1e-6:
             raise IbverifyError(f"{norm} max margin: Clarabel ({nw:.10g}) and HiGHS ({v:.10g}) disagree")
-    return MaxMargin(norm, w / nw, 1.0 / nw, lam, cert)
+    direction = np.zeros(Z.shape[1])
+    direction[live] = w / nw
+    slack = np.maximum(Zn @ w / np.min(Zn @ w) - 1.0, 0.0)
+    return MaxMargin(norm, direction, s / nw, lam / s, cert, slack, inert)
