@@ -48,15 +48,16 @@ def cmd_verify(args) -> int:
     return 0 if s["unexpected"] == 0 else 1
 
 
-def _write_outputs(results: dict, out: Path, json_path: str | None) -> None:
+def _write_outputs(results: dict, out: Path, json_path: str | None) -> Path:
+    """Merge the run into the report folder `out` (ibverify.report.publishing: other claims' rows and pages
+    are kept; concurrent runs wait on a lock); returns the index.html showing this run."""
     from .cli import _dump
-    from .report import render_report, write_results
+    from .report import publish
 
-    out.mkdir(parents=True, exist_ok=True)
-    write_results(results, out / "results.json")
-    if json_path:
-        write_results(results, Path(json_path)) if json_path != "-" else _dump(results)
-    render_report(results, out)
+    index = publish(results, out, json_path if json_path and json_path != "-" else None)
+    if json_path == "-":
+        _dump(results)
+    return index
 
 
 def add_verify_parser(sub) -> None:

@@ -140,12 +140,20 @@ def dumps(results: dict) -> str:
         raise IbverifyError(f"results: cannot be written as JSON: {e}") from None
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same directory, fsync, os.replace."""
+    """Write `text` to `path` via a temp file in the same directory, fsync, os.replace.
+    The file gets mode 0666 & ~umask, as a plain open() would give it (0644 under umask 022)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give it the mode open() would (like index.html)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

@@ -1,0 +1,113 @@
+"""Publishing a run into a report folder without losing anything already there.
+
+`publish(results, out_dir)` merges the run into `out_dir/results.json` and re-renders the HTML, so
+`ibverify verify ID` (the reproduce command of a claim page) replaces that claim's row and keeps every
+other claim's row and page. Rules:
+- same tier and seed as the folder's results.json: merge; a re-run claim's row replaces its old row
+  in place, new claims are appended, the summary is recomputed, `created`/`versions` are this run's;
+- a different tier or seed: the run is written beside, to `out_dir/<tier>-seed<seed>/` (merged the same
+  way there), and a note says so; the folder's own report is left as it is;
+- an existing results.json that cannot be read as a results file is never overwritten: this run is
+  saved to `out_dir/results.<tier>-seed<seed>.<UTC stamp>.json` and an `IbverifyError` says where;
+- concurrent writers serialize on an exclusive `fcntl.flock` of `out_dir/.ibverify.lock` held over
+  read-merge-write-render, so two runs into one folder both end up in it (the second waits).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import IbverifyError
+from .html import render_report
+from .schema import load_results, validate_results, write_results
+
+LOCK_NAME = ".ibverify.lock"
+
+
+@contextmanager
+def report_lock(folder: Path):
+    """Hold an exclusive advisory lock on `folder/.ibverify.lock` (released on exit or process death)."""
+    import fcntl
+
+    path = folder / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as e:
+        raise IbverifyError(f"cannot create the report lock {path}: {e.strerror or e}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits for another writer of this folder to finish
+        except OSError as e:
+            raise IbverifyError(f"cannot lock {path} ({e.strerror or e}); is the folder on a file system "
+                                "without locks? use a local --report folder") from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def merge_results(old: dict, new: dict) -> dict:
+    """`new`'s rows over `old`'s by claim id (replaced in place, new ones appended); summary recomputed."""
+    from ..verify import summarize
+
+    fresh = {c["id"]: c for c in new["claims"]}
+    claims = [fresh.pop(c["id"], c) for c in old["claims"]] + list(fresh.values())
+    merged = {**old, **{k: v for k, v in new.items() if k != "claims"}}
+    merged.update(claims=claims, summary=summarize(claims))
+    return merged
+
+
+def _prior(path: Path, results: dict, out: Path) -> dict | None:
+    """The folder's results dict, or None when there is none; refuse (saving the run) if it is unreadable."""
+    if not path.exists():
+        return None
+    try:
+        return load_results(path)
+    except IbverifyError as e:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        saved = write_results(results, out / f"results.{results['tier']}-seed{results['seed']}.{stamp}.json")
+        raise IbverifyError(f"not merging into {path}: {e}; this run was saved to {saved} "
+                            f"(move the old file away, then `ibverify report {saved} --out {out}`)") from None
+
+
+def _mkdir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise IbverifyError(f"cannot create report folder {folder}: {e.strerror or e}") from None
+
+
+def publish(results: dict, out_dir: str | os.PathLike, json_path: str | os.PathLike | None = None,
+            note=lambda line: print(line, file=sys.stderr)) -> Path:
+    """Merge `results` into the report in `out_dir` (see the module docstring) and render it.
+
+    Also writes this run's own results (not merged) to `json_path` if given. Returns the index.html
+    that now shows the run: `out_dir/index.html`, or `out_dir/<tier>-seed<seed>/index.html`.
+    """
+    validate_results(results)
+    out = Path(out_dir)
+    _mkdir(out)
+    with report_lock(out):
+        target, prior = out, _prior(out / "results.json", results, out)
+        if prior is not None and (prior["tier"], prior["seed"]) != (results["tier"], results["seed"]):
+            target = out / f"{results['tier']}-seed{results['seed']}"
+            note(f"note: {out} holds the {prior['tier']}-tier seed-{prior['seed']} report; this {results['tier']}-tier "
+                 f"seed-{results['seed']} run goes to {target}")
+            _mkdir(target)
+        with report_lock(target) if target != out else _nothing():
+            if target != out:
+                prior = _prior(target / "results.json", results, target)
+            merged = merge_results(prior, results) if prior is not None else results
+            write_results(merged, target / "results.json")
+            index = render_report(merged, target)
+    if json_path is not None:
+        write_results(results, Path(json_path))
+    return index
+
+
+@contextmanager
+def _nothing():
+    yield
