@@ -29,6 +29,11 @@ class Dataset:
     def d(self) -> int:
         return self.X.shape[1]
 
+    @property
+    def inert(self) -> np.ndarray:
+        """Inert coordinates: columns of X that are zero in every sample (see `inert_coordinates`)."""
+        return inert_coordinates(self.X)
+
     def validated(self) -> "Dataset":
         """Check shapes, finiteness and labels; raise a one-line IbverifyError naming the problem."""
         X, y = self.X, self.y
@@ -49,11 +54,26 @@ class Dataset:
         return self
 
 
+def inert_coordinates(Z) -> np.ndarray:
+    """Columns k with Z_ik = 0 for every sample i. No margin depends on w_k, and (per-sample) Adam
+    never moves w_k (its gradient and second moment stay 0, update 0/0 := 0): such coordinates are
+    set aside by the oracles and the theory and reported, never refused."""
+    return np.flatnonzero(~np.any(np.asarray(Z) != 0, axis=0))
+
+
+def _real_array(a, what: str, name: str) -> np.ndarray:
+    """float64 copy of a real numeric array; complex, object, text or ragged input is an error."""
+    try:
+        arr = np.asarray(a)
+    except (TypeError, ValueError) as e:
+        raise IbverifyError(f"{name}: {what} is not a numeric array: {str(e).splitlines()[0]}") from None
+    if arr.dtype.kind == "c":
+        raise IbverifyError(f"{name}: {what} is complex ({arr.dtype}); give real values")
+    if arr.dtype.kind not in "biuf":
+        raise IbverifyError(f"{name}: {what} must hold real numbers, not dtype {arr.dtype}")
+    return np.array(arr, dtype=np.float64)
+
+
 def make(X, y, name: str = "data") -> Dataset:
     """Build a validated float64 Dataset (shape, finiteness, labels; separability is separate)."""
-    try:
-        Xa = np.array(X, dtype=np.float64)
-        ya = np.array(y, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise IbverifyError(f"{name}: data are not numeric: {e}") from None
-    return Dataset(Xa, ya, name).validated()
+    return Dataset(_real_array(X, "X", name), _real_array(y, "y", name), name).validated()

@@ -1,14 +1,16 @@
-"""Loading a user's dataset: `.npz` (arrays X, y) or `.csv` (label ±1 in the last column, optional
-header). Every load is validated: shapes, finite values, labels in {−1, +1}, and linear separability
-with a certificate (an LP direction w whose margins min_i y_i⟨w, x_i⟩ > 0 are re-checked in float64).
+"""Loading a user's dataset: `.npz` (arrays X, y) or `.csv` (comma-separated, label ±1 in the last
+column). Every load is validated: shapes, real finite values, labels in {−1, +1}, and linear
+separability with a certificate (an LP direction w whose margins min_i y_i⟨w, x_i⟩ > 0 are
+re-checked in float64). Nothing is dropped silently: a CSV's first line is a header only when none
+of its cells is a number; any other line that does not parse is an error naming the line.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linprog
 
 from .. import IbverifyError
 from .dataset import Dataset, make
@@ -19,24 +21,31 @@ SEPARABILITY_TOL = 1e-9
 def separability_certificate(D: Dataset) -> np.ndarray:
     """A direction w with min_i z_i·w > 0 (‖w‖_∞ ≤ 1), or IbverifyError naming the violated sample.
 
-    LP: max γ s.t. Z w ≥ γ·1, −1 ≤ w ≤ 1 (HiGHS). Separable iff the optimum γ > 0; the returned w is
-    re-checked directly, so the certificate does not rest on solver status alone.
+    LP on Ẑ = Z/max|Z| (scale-free): max γ s.t. Ẑ w ≥ γ·1, −1 ≤ w ≤ 1 (HiGHS). Separable iff the
+    optimum γ > 0; the returned w is re-checked directly, so the certificate does not rest on solver
+    status alone.
     """
+    from scipy.optimize import linprog
+
     Z = D.Z
     n, d = Z.shape
+    s = float(np.max(np.abs(Z)))
+    if not s > 0:
+        raise IbverifyError(f"{D.name}: data are not linearly separable: every entry of X is 0")
+    Zn = Z / s
     c = np.r_[np.zeros(d), -1.0]
-    A = np.hstack([-Z, np.ones((n, 1))])
+    A = np.hstack([-Zn, np.ones((n, 1))])
     res = linprog(c, A_ub=A, b_ub=np.zeros(n), bounds=[(-1, 1)] * d + [(None, 1e6)], method="highs")
     if res.status != 0:
         raise IbverifyError(f"{D.name}: separability LP failed: {res.message}")
     w = res.x[:d]
-    margins = Z @ w
-    scale = np.abs(Z).sum(axis=1).max()
+    margins = Zn @ w
+    scale = np.abs(Zn).sum(axis=1).max()
     if margins.min() <= SEPARABILITY_TOL * scale:
         worst = int(np.argmin(margins))
         raise IbverifyError(
             f"{D.name}: data are not linearly separable: best ℓ∞-bounded direction has margin "
-            f"{margins.min():.3g} ≤ 0 (sample {worst} is not separated)")
+            f"{margins.min() * s:.3g} ≤ 0 (sample {worst} is not separated)")
     return w
 
 
@@ -44,6 +53,8 @@ def load_dataset(path: str | Path, require_separable: bool = True) -> Dataset:
     p = Path(path)
     if not p.exists():
         raise IbverifyError(f"data file not found: {p}")
+    if not p.is_file():
+        raise IbverifyError(f"data path is not a file: {p}")
     suffix = p.suffix.lower()
     if suffix == ".npz":
         X, y = _load_npz(p)
@@ -58,35 +69,82 @@ def load_dataset(path: str | Path, require_separable: bool = True) -> Dataset:
 
 
 def _load_npz(p: Path):
+    if p.stat().st_size == 0:
+        raise IbverifyError(f"{p.name}: empty file (an .npz archive with arrays X, y was expected)")
+    if not zipfile.is_zipfile(p):
+        raise IbverifyError(f"{p.name}: not an .npz archive, or a truncated one (np.savez writes one with X, y)")
     try:
         with np.load(p, allow_pickle=False) as f:
             missing = [k for k in ("X", "y") if k not in f.files]
             if missing:
                 raise IbverifyError(f"{p.name}: .npz must hold arrays 'X' and 'y' (missing {', '.join(missing)})")
             return f["X"], f["y"]
-    except (OSError, ValueError) as e:
-        raise IbverifyError(f"{p.name}: cannot read .npz: {e}") from None
+    except IbverifyError:
+        raise
+    except ValueError as e:
+        if "pickle" in str(e):
+            raise IbverifyError(f"{p.name}: X or y is an object array (not numbers); save real arrays") from None
+        raise IbverifyError(f"{p.name}: cannot read .npz: {str(e).splitlines()[0]}") from None
+    except Exception as e:  # zipfile.BadZipFile, EOFError, zlib.error, OSError, …: a damaged archive
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise IbverifyError(f"{p.name}: cannot read .npz (corrupt or truncated: {why})") from None
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell.strip().strip('"').strip())
+    except ValueError:
+        return None
+
+
+def _bad_cell(name: str, lineno: int, line: str, cells: list[str], header: bool = False) -> IbverifyError | None:
+    """The one-line error for a line that is not a row of comma-separated numbers (separator, empty
+    cell, text); with header=True, None when the line is a valid header (text cells, commas only)."""
+    for sep, word in ((";", "';'"), ("\t", "tab")):
+        if sep in line:
+            return IbverifyError(f"{name}: line {lineno} is separated by {word}; only commas are supported")
+    if len(cells) == 1 and len(line.split()) > 1:
+        return IbverifyError(f"{name}: line {lineno} is separated by spaces; only commas are supported")
+    if len(cells) > 1 and cells[-1].strip() == "":
+        return IbverifyError(f"{name}: line {lineno} ends with a comma (an empty last cell): {line[:60]!r}")
+    if any(c.strip() == "" for c in cells):
+        return IbverifyError(f"{name}: line {lineno} has an empty cell: {line[:60]!r}")
+    if header:
+        return None
+    bad = next(c for c in cells if _number(c) is None).strip()[:20]
+    if lineno == 1 and any(_number(c) is not None for c in cells):
+        return IbverifyError(f"{name}: line 1 mixes numbers and text ({bad!r}): neither a header (no numeric "
+                             f"cell) nor a data row: {line[:60]!r}")
+    return IbverifyError(f"{name}: line {lineno} is not numeric ({bad!r}): {line[:60]!r}")
 
 
 def _load_csv(p: Path):
-    lines = [ln for ln in p.read_text().splitlines() if ln.strip()]
+    try:
+        text = p.read_bytes().decode("utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a BOM
+    except UnicodeDecodeError as e:
+        raise IbverifyError(f"{p.name}: not UTF-8 text (byte {e.start}); save the CSV as UTF-8") from None
+    lines = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
     if not lines:
         raise IbverifyError(f"{p.name}: empty CSV file")
-    rows = []
-    for k, ln in enumerate(lines):
-        cells = [c.strip() for c in ln.split(",")]
-        try:
-            rows.append([float(c) for c in cells])
-        except ValueError:
-            if k == 0:
-                continue  # header
-            raise IbverifyError(f"{p.name}: line {k + 1} is not numeric: {ln[:60]!r}") from None
+    rows, header = [], None
+    for i, (lineno, ln) in enumerate(lines):
+        cells = ln.split(",")
+        values = [_number(c) for c in cells]
+        if all(v is not None for v in values):
+            rows.append(values)
+        elif i == 0 and all(v is None for v in values) and _bad_cell(p.name, lineno, ln, cells, header=True) is None:
+            header = cells  # a header: no cell of line 1 is a number (and it is comma-separated)
+        else:
+            raise _bad_cell(p.name, lineno, ln, cells)
     if not rows:
-        raise IbverifyError(f"{p.name}: no numeric rows")
+        raise IbverifyError(f"{p.name}: no numeric rows (only a header)")
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         raise IbverifyError(f"{p.name}: rows have different numbers of columns {sorted(widths)}")
-    if widths.pop() < 2:
-        raise IbverifyError(f"{p.name}: need at least one feature column and a label column")
+    width = widths.pop()
+    if header is not None and len(header) != width:
+        raise IbverifyError(f"{p.name}: the header has {len(header)} columns but the rows have {width}")
+    if width < 2:
+        raise IbverifyError(f"{p.name}: need at least one feature column and a label column (comma-separated)")
     A = np.array(rows)
     return A[:, :-1], A[:, -1]

@@ -28,6 +28,13 @@ VERSION = 1
 class Saver:
     def __init__(self, path, every: float, Z, spec, cps, log_frame: bool):
         self.path = Path(path)
+        if not self.path.parent.is_dir():
+            raise IbverifyError(f"checkpoint folder {self.path.parent} does not exist; create it or choose another "
+                                f"--checkpoint path")
+        if self.path.is_dir():
+            raise IbverifyError(f"--checkpoint {self.path} is a folder; give a file name")
+        if not (every >= 0):
+            raise IbverifyError(f"--checkpoint-every must be >= 0 seconds, got {every}")
         self.every = every
         self.last = time.monotonic()
         self.stop = False
@@ -62,11 +69,14 @@ class Saver:
         meta = {"version": VERSION, "fingerprint": self.fingerprint, "t": int(st.t), "j": int(j),
                 "sampler": st.sampler.state()}
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, w=st.w, m=st.m, v=st.v, s=st.s, diag=st.diag, ws=ws[:j], meta=np.array(json.dumps(meta)))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(f, w=st.w, m=st.m, v=st.v, s=st.s, diag=st.diag, ws=ws[:j], meta=np.array(json.dumps(meta)))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except OSError as e:
+            raise IbverifyError(f"cannot write checkpoint {self.path}: {e.strerror or e}") from None
         with contextlib.suppress(OSError):
             fd = os.open(self.path.parent, os.O_RDONLY)
             os.fsync(fd)
@@ -76,18 +86,25 @@ class Saver:
     def load(self, st, ws) -> int:
         if not self.path.exists():
             raise IbverifyError(f"no checkpoint to resume from: {self.path}")
+        corrupt = IbverifyError(f"checkpoint {self.path} is corrupt; delete it or rerun without --resume")
         try:
             with np.load(self.path, allow_pickle=False) as f:
                 meta = json.loads(str(f["meta"]))
                 arrays = {k: f[k] for k in ("w", "m", "v", "s", "diag", "ws")}
-        except (OSError, ValueError, KeyError) as e:
-            raise IbverifyError(f"cannot read checkpoint {self.path}: {e}") from None
+        except Exception:  # empty, truncated, bit-flipped (Bad CRC-32), not an archive, keys missing
+            raise corrupt from None
+        if not isinstance(meta, dict):
+            raise corrupt
         if meta.get("version") != VERSION or meta.get("fingerprint") != self.fingerprint:
-            raise IbverifyError(f"checkpoint {self.path} belongs to a different run (data, optimizer or horizon differ)")
-        for k in ("w", "m", "v", "s", "diag"):
-            getattr(st, k)[:] = arrays[k]
-        st.t = int(meta["t"])
-        st.sampler.restore(meta["sampler"])
-        j = int(meta["j"])
-        ws[:j] = arrays["ws"]
+            raise IbverifyError(f"checkpoint {self.path} belongs to a different run "
+                                f"(data, optimizer or horizon differ)")
+        try:
+            for k in ("w", "m", "v", "s", "diag"):
+                getattr(st, k)[:] = arrays[k]
+            st.t = int(meta["t"])
+            st.sampler.restore(meta["sampler"])
+            j = int(meta["j"])
+            ws[:j] = arrays["ws"]
+        except Exception:  # the fingerprint matched but the arrays do not fit this run
+            raise corrupt from None
         return j

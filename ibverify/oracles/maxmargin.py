@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import IbverifyError
+from ..data.dataset import inert_coordinates
 
 DUAL = {"l2": 2, "linf": 1, "l1": np.inf}
 ORD = {"l2": 2, "linf": np.inf, "l1": 1}
@@ -61,11 +62,6 @@ def normalized_margin(Z: np.ndarray, w: np.ndarray, norm: str) -> float:
     """min_i z_i·w / ‖w‖_p (0 for w = 0)."""
     nw = norm_of(w, norm)
     return float(np.min(Z @ w) / nw) if nw > 0 else 0.0
-
-
-def inert_coordinates(Z: np.ndarray) -> np.ndarray:
-    """Columns k with Z_ik = 0 for every sample i (no margin depends on w_k)."""
-    return np.flatnonzero(~np.any(np.asarray(Z) != 0, axis=0))
 
 
 def data_scale(Z: np.ndarray) -> float:
