@@ -82,13 +82,19 @@ class Claim:
 
 @dataclass
 class CheckContext:
-    """What a check function gets: the claim, its tier-resolved parameters, a seed and a progress hook."""
+    """What a check function gets: the claim, its tier-resolved parameters, a seed and a progress hook.
+
+    cache: the folder of this run's resume cache (`ibverify.cache.RunCache`), None when caching is off;
+    `run_property` reuses the examples stored there. on_example: called once per evaluated (or reused)
+    example, for whole-run progress."""
 
     claim: Claim
     tier: str
     params: dict[str, Any]
     seed: int = 0
     progress: Callable[[str], None] = lambda msg: None
+    cache: Any = None
+    on_example: Callable[[], None] = lambda: None
 
     def tol(self, name: str) -> float:
         return self.claim.tol(name)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import platform
 import time
 import traceback
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
+from pathlib import Path
 from typing import Callable
 
 from . import IbverifyError, __version__
@@ -30,19 +32,66 @@ def reproduce_command(claim: Claim, tier: str) -> str:
 
 
 def run_claim(claim: Claim, tier: str, seed: int = 0,
-              progress: Callable[[str], None] = lambda m: None) -> dict:
-    """Run one claim's check; errors become verdict 'error' with a one-line message (never a pass)."""
+              progress: Callable[[str], None] = lambda m: None, cache: str | Path | None = None,
+              on_example: Callable[[], None] = lambda: None) -> dict:
+    """Run one claim's check; errors become verdict 'error' with a one-line message (never a pass).
+
+    cache: the resume-cache root (None: off); the check's examples are stored and reused there
+    (ibverify.cache). The row itself is cached by `verify`, not here."""
     params = claim.params_for(tier)
-    ctx = CheckContext(claim, tier, {**claim.convention, **params}, seed, progress)
+    ctx_params = {**claim.convention, **params}
+    ctx = CheckContext(claim, tier, ctx_params, seed, progress,
+                       cache=claim_cache(cache, claim, tier, seed), on_example=on_example)
     t0 = time.perf_counter()
     outcome, error = None, None
     try:
-        outcome = claim.function()(ctx)
+        with hypothesis_without_local_constants():
+            outcome = claim.function()(ctx)
     except IbverifyError as e:
         error = str(e)
     except Exception as e:  # a crashing check is an error verdict, with the traceback's last line
         error = f"{type(e).__name__}: {e}".splitlines()[0]
         progress(traceback.format_exc())
+    return claim_row(claim, tier, seed, outcome, error, time.perf_counter() - t0)
+
+
+@contextmanager
+def hypothesis_without_local_constants():
+    """Hypothesis draws without its pool of "local constants".
+
+    Hypothesis (≥ 6.131) occasionally draws a literal taken from the source of every non-installed
+    module present in sys.modules, so what it draws for a claim depended on which modules happened to
+    be imported before (other claims' checks, test files): the same claim with the same seed drew
+    different examples run alone, after other claims, under pytest or in a Dask worker. With the pool
+    pinned to empty while a check runs, the draws depend on (claim id, seed) only. (Private hypothesis
+    API; if it moves, nothing is pinned and tests/distributed/test_determinism.py fails.)"""
+    try:
+        from hypothesis.internal.conjecture import providers as P
+
+        original, empty = P._get_local_constants, P.Constants()
+    except (ImportError, AttributeError):
+        yield
+        return
+    P._get_local_constants = lambda: empty
+    P.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        P._get_local_constants = original
+        P.CONSTANTS_CACHE.cache.clear()
+
+
+def claim_cache(root: str | Path | None, claim: Claim, tier: str, seed: int):
+    """The claim run's RunCache (ibverify.cache), None when root is None."""
+    if root is None:
+        return None
+    from . import cache
+
+    return cache.for_claim(root, claim, tier, seed, {**claim.convention, **claim.params_for(tier)})
+
+
+def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, runtime_s: float) -> dict:
+    """The results row of one claim (schema in docs/ARCHITECTURE.md)."""
     word = verdict(claim, outcome)
     try:
         chash = claim.check_hash()
@@ -53,9 +102,9 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
         "statement": claim.statement, "assumptions": claim.assumptions, "convention": claim.convention,
         "controls": claim.controls,
         "expect": claim.expect, "verdict": word, "as_expected": as_expected(claim, word),
-        "tier": tier, "params": params, "tolerances": claim.tolerances,
+        "tier": tier, "params": claim.params_for(tier), "tolerances": claim.tolerances,
         "check": claim.check, "check_hash": chash,
-        "runtime_s": round(time.perf_counter() - t0, 3), "seed": seed,
+        "runtime_s": round(runtime_s, 3), "seed": seed,
         "reproduce": reproduce_command(claim, tier),
         "outcome": outcome.to_json() if outcome else None,
         "error": error,
@@ -65,13 +114,48 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
 def verify(claims: list[Claim], tier: str, seed: int = 0,
            on_start: Callable[[Claim], None] = lambda c: None,
            on_done: Callable[[dict], None] = lambda r: None,
-           progress: Callable[[str], None] = lambda m: None) -> dict:
-    rows = []
-    for c in claims:
-        on_start(c)
-        r = run_claim(c, tier, seed, progress)
-        on_done(r)
-        rows.append(r)
+           progress: Callable[[str], None] = lambda m: None, *,
+           workers: int = 1, scheduler: str | None = None, cache: str | Path | None = None,
+           profile: str | None = None, on_example: Callable[[], None] = lambda: None,
+           on_cluster: Callable[[str], None] = lambda info: None) -> dict:
+    """Run `claims` and return the results dict; rows in the order of `claims` (registry order).
+
+    workers = 1 and no scheduler: in this process, one claim after the other. Otherwise each claim is
+    a task on Dask: a LocalCluster of `workers` single-threaded processes, or the cluster at
+    `scheduler` (ibverify.distributed); on_cluster gets a one-line description (dashboard address).
+    Each claim is seeded from (claim id, seed) only, so both ways give the same verdicts and figures.
+    cache: resume-cache root (None: off): finished rows and evaluated examples are stored there and
+    reused by a re-run. on_start is called when a claim starts in this process (sequential runs)."""
+    rows: list[dict | None] = [None] * len(claims)
+    pending = []
+    for i, c in enumerate(claims):
+        rc = claim_cache(cache, c, tier, seed)
+        row = rc.load_row() if rc is not None else None
+        if row is not None:
+            rows[i] = row
+            on_done(row)
+        else:
+            pending.append(i)
+
+    def finish(i: int, row: dict) -> None:
+        rc = claim_cache(cache, claims[i], tier, seed)
+        if rc is not None:
+            rc.store_row(row)
+        rows[i] = row
+        on_done(row)
+
+    if pending and (scheduler is not None or min(workers, len(pending)) > 1):
+        from .distributed import run_on_dask
+
+        root = str(Path(cache).resolve()) if cache is not None else None
+        for i, row in run_on_dask([claims[i] for i in pending], pending, tier, seed, workers=workers,
+                                  scheduler=scheduler, cache=root, profile=profile or _profile_name(),
+                                  on_example=on_example, progress=progress, on_cluster=on_cluster):
+            finish(i, row)
+    else:
+        for i in pending:
+            on_start(claims[i])
+            finish(i, run_claim(claims[i], tier, seed, progress, cache, on_example))
     return {
         "schema": SCHEMA,
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -79,6 +163,12 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
         "summary": summarize(rows),
         "claims": rows,
     }
+
+
+def _profile_name() -> str:
+    import os
+
+    return os.environ.get("HYPOTHESIS_PROFILE", "ci")
 
 
 def summarize(rows: list[dict]) -> dict:

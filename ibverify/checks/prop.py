@@ -3,7 +3,13 @@
 `run_property(ctx, strategy, evaluate)` calls `evaluate(example) -> Example` on generated
 examples; the property is `example.ok`. It returns all evaluated examples and the failing one
 (hypothesis replays the shrunk counterexample last). Settings come from the active hypothesis
-profile (`ci`: seeded from the claim id and ctx.seed, so every run is identical; `dev`: random) and the tier's `examples` / `shrink` parameters.
+profile (`ci`: seeded from the claim id and ctx.seed, so every run is identical; `dev`: random) and the
+tier's `examples` / `shrink` parameters.
+
+Resume: when `ctx.cache` is set (full tier by default, `ibverify verify --resume`), every evaluated
+Example is stored there under its index and the fingerprint of the drawn example (ibverify.cache);
+a re-run draws the same examples (same seed) and reuses the stored ones instead of evaluating them,
+so a killed run continues at the first example it had not finished.
 """
 
 from __future__ import annotations
@@ -53,8 +59,14 @@ class _Counterexample(AssertionError):
     pass
 
 
+# Test hook: called as after_example(index, fresh) after each example (fresh: evaluated, not reused
+# from the cache); tests raise from it to interrupt a property at a chosen example.
+after_example: Callable[[int, bool], None] | None = None
+
+
 def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
     seen: list[Example] = []
+    cache = ctx.cache
     phases = [Phase.explicit, Phase.reuse, Phase.generate]
     if ctx.params.get("shrink", False):
         phases.append(Phase.shrink)
@@ -66,9 +78,19 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def prop(example):
-        r = evaluate(example)
+        index = len(seen)
+        r = cache.load_example(index, example) if cache is not None else None
+        fresh = r is None
+        if fresh:
+            r = evaluate(example)
+            if cache is not None:
+                cache.store_example(index, example, r)
         seen.append(r)
-        ctx.progress(f"example {len(seen)}: {'ok' if r.ok else 'counterexample'} {r.description}")
+        ctx.on_example()
+        ctx.progress(f"example {len(seen)}: {'ok' if r.ok else 'counterexample'}{'' if fresh else ' (cached)'} "
+                     f"{r.description}")
+        if after_example is not None:
+            after_example(index, fresh)
         if not r.ok:
             raise _Counterexample(r.reason)
 

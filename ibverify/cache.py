@@ -1,0 +1,140 @@
+"""The resume cache: a killed `ibverify verify` continues where it stopped, for every check type.
+
+Two kinds of entries live under the cache root ($IBVERIFY_CACHE, default `.ibverify-cache/`), in one
+folder per claim run:
+
+    <root>/<claim id>/<tier>-seed<seed>-<key>/row.json               a finished claim's results row
+    <root>/<claim id>/<tier>-seed<seed>-<key>/ex-<i>-<fingerprint>.pkl one evaluated hypothesis Example
+
+`key` = sha256(check hash, tier-resolved params)[:16]: editing the check's module or the claim's
+data starts a fresh folder. An example entry is used only when both its index i in the property's
+sequence and the fingerprint of the drawn example (a hash of its exact bytes: arrays by content,
+floats by their exact value) match, so a changed strategy can never reuse a stale example. Every file
+is written atomically (temporary file + rename): a kill leaves either the old state or the new one.
+Rows with verdict `error` are never stored (an error is re-run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def default_root() -> Path:
+    return Path(os.environ.get("IBVERIFY_CACHE", ".ibverify-cache"))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _feed(h, obj: Any) -> None:
+    """Feed an exact, type-tagged encoding of obj into the hash h."""
+    if isinstance(obj, np.ndarray):
+        h.update(f"nd{obj.dtype.str}{obj.shape}".encode())
+        h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, np.generic):
+        _feed(h, obj.item())
+    elif isinstance(obj, float):
+        h.update(b"f" + float.hex(obj).encode())
+    elif isinstance(obj, (bool, int, str, bytes, type(None))):
+        h.update(f"{type(obj).__name__}:{obj!r};".encode())
+    elif isinstance(obj, (tuple, list)):
+        h.update(f"{type(obj).__name__}[{len(obj)}".encode())
+        for v in obj:
+            _feed(h, v)
+        h.update(b"]")
+    elif isinstance(obj, dict):
+        h.update(f"dict[{len(obj)}".encode())
+        for k in sorted(obj, key=repr):
+            _feed(h, k)
+            _feed(h, obj[k])
+        h.update(b"]")
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        h.update(f"dc:{type(obj).__qualname__}(".encode())
+        for f in dataclasses.fields(obj):
+            h.update(f.name.encode())
+            _feed(h, getattr(obj, f.name))
+        h.update(b")")
+    else:  # an object without an exact encoding: its repr (an address in it only makes entries miss)
+        h.update(f"repr:{type(obj).__qualname__}:{obj!r};".encode())
+
+
+def fingerprint(obj: Any) -> str:
+    """A hash of the exact content of a drawn example (arrays by bytes, floats by exact value)."""
+    h = hashlib.sha256()
+    _feed(h, obj)
+    return h.hexdigest()[:20]
+
+
+def run_dir(root: Path | str, claim_id: str, tier: str, seed: int, check_hash: str, params: dict) -> Path:
+    """The folder of one (claim, tier, seed, check hash, params) run."""
+    blob = json.dumps([check_hash, params], sort_keys=True, default=repr)
+    key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return Path(root) / claim_id / f"{tier}-seed{seed}-{key}"
+
+
+@dataclasses.dataclass
+class RunCache:
+    """Cache entries of one claim run (see the module docstring)."""
+
+    folder: Path
+
+    def load_row(self) -> dict | None:
+        try:
+            return json.loads((self.folder / "row.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def store_row(self, row: dict) -> None:
+        if row.get("verdict") == "error":
+            return
+        try:
+            blob = json.dumps(row, allow_nan=False).encode()
+        except (TypeError, ValueError):  # not plain JSON: not cached (the run is simply repeated)
+            return
+        write_atomic(self.folder / "row.json", blob)
+
+    def _example_path(self, index: int, drawn: Any) -> Path:
+        return self.folder / f"ex-{index:05d}-{fingerprint(drawn)}.pkl"
+
+    def load_example(self, index: int, drawn: Any):
+        try:
+            return pickle.loads(self._example_path(index, drawn).read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            return None
+
+    def store_example(self, index: int, drawn: Any, example: Any) -> None:
+        write_atomic(self._example_path(index, drawn), pickle.dumps(example, protocol=5))
+
+    def stored_examples(self) -> int:
+        return len(list(self.folder.glob("ex-*.pkl")))
+
+
+def for_claim(root: Path | str | None, claim, tier: str, seed: int, params: dict) -> RunCache | None:
+    """The RunCache of a claim run, or None when caching is off (root None) or the check cannot be hashed."""
+    if root is None:
+        return None
+    from . import IbverifyError
+
+    try:
+        chash = claim.check_hash()
+    except IbverifyError:
+        return None
+    return RunCache(run_dir(root, claim.id, tier, seed, chash, params))
