@@ -4,9 +4,15 @@ Options:
   --ibverify-tier {smoke,fast,full}   tier the claim items run (default: ini `ibverify_tier`, else fast)
   --ibverify-report DIR               also write results.json and the HTML report to DIR
                                       (or set $IBVERIFY_REPORT; CI does, so plain `pytest` reports)
+  --ibverify-cache DIR                resume cache for claim items (off by default; see ibverify.cache)
 An item passes when the claim's verdict is the expected one (paper/derived/reconstructed: holds;
-control: refuted; beyond: a finding without error) and its outcome carries evidence series to plot. Items are marked `claim` and `tier_<name>`; a claim
-without the selected tier is skipped.
+control: refuted; beyond: a finding without error) and its outcome carries evidence series to plot.
+Items are marked `claim` and `tier_<name>`; a claim without the selected tier is skipped.
+
+Under pytest-xdist (`pytest -n auto`) each worker runs its share of the claim items and hands its rows
+to the controller (xdist's `workeroutput`, collected in `pytest_testnodedown`); the controller writes
+one results.json with every row, in registry order (claim file name order), at session end. Claims are
+seeded from (claim id, seed 0) only, so a row does not depend on the worker that ran it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ def pytest_addoption(parser):
                 help="tier for claims/*.toml items (default: ini ibverify_tier or fast)")
     g.addoption("--ibverify-report", default=None, metavar="DIR",
                 help="write results.json and the HTML report of the claim items to DIR")
+    g.addoption("--ibverify-cache", default=None, metavar="DIR",
+                help="reuse finished examples of claim items from this resume cache (default: no cache)")
     parser.addini("ibverify_tier", "default tier for claim items", default="fast")
 
 
@@ -79,7 +87,7 @@ class ClaimItem(pytest.Item):
         tier = _tier(self.config)
         if tier not in self.claim.tiers:
             pytest.skip(f"claim has no '{tier}' tier")
-        row = run_claim(self.claim, tier)
+        row = run_claim(self.claim, tier, cache=self.config.getoption("--ibverify-cache"))
         _rows.append(row)
         if row["outcome"] is not None and not row["outcome"]["series"]:
             raise ClaimFailed(f"{self.claim.id}: the check returned no evidence series (the report needs a plot)")
@@ -97,9 +105,30 @@ class ClaimItem(pytest.Item):
         return self.path, None, f"claim {self.claim.id} [{self.claim.status}]"
 
 
+_WORKER_KEY = "ibverify_rows"
+
+
+def _is_xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist controller: collect the rows a worker ran (sent in its workeroutput)."""
+    import json
+
+    blob = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+    if blob:
+        _rows.extend(json.loads(blob))
+
+
 def pytest_sessionfinish(session, exitstatus):
+    import json
     import os
 
+    if _is_xdist_worker(session.config):  # the controller writes the report
+        session.config.workeroutput[_WORKER_KEY] = json.dumps(_rows)
+        return
     out = session.config.getoption("--ibverify-report") or os.environ.get("IBVERIFY_REPORT")
     if not out or not _rows:
         return
@@ -108,9 +137,10 @@ def pytest_sessionfinish(session, exitstatus):
     from .report import render_report, write_results
     from .verify import SCHEMA, summarize, versions
 
+    rows = sorted(_rows, key=lambda r: f"{r['id']}.toml")  # registry order: claims/<id>.toml sorted
     results = {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "tier": _tier(session.config), "seed": 0, "versions": versions(),
-               "summary": summarize(_rows), "claims": list(_rows)}
+               "summary": summarize(rows), "claims": rows}
     Path(out).mkdir(parents=True, exist_ok=True)
     write_results(results, Path(out) / "results.json")
     render_report(results, Path(out))

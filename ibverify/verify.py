@@ -117,7 +117,8 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
            progress: Callable[[str], None] = lambda m: None, *,
            workers: int = 1, scheduler: str | None = None, cache: str | Path | None = None,
            profile: str | None = None, on_example: Callable[[], None] = lambda: None,
-           on_cluster: Callable[[str], None] = lambda info: None) -> dict:
+           on_cluster: Callable[[str], None] = lambda info: None,
+           on_reused: Callable[[dict], None] | None = None) -> dict:
     """Run `claims` and return the results dict; rows in the order of `claims` (registry order).
 
     workers = 1 and no scheduler: in this process, one claim after the other. Otherwise each claim is
@@ -125,7 +126,8 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
     `scheduler` (ibverify.distributed); on_cluster gets a one-line description (dashboard address).
     Each claim is seeded from (claim id, seed) only, so both ways give the same verdicts and figures.
     cache: resume-cache root (None: off): finished rows and evaluated examples are stored there and
-    reused by a re-run. on_start is called when a claim starts in this process (sequential runs)."""
+    reused by a re-run; a reused row goes to on_reused (default: on_done). on_start is called when a
+    claim starts in this process (sequential runs)."""
     rows: list[dict | None] = [None] * len(claims)
     pending = []
     for i, c in enumerate(claims):
@@ -133,7 +135,7 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
         row = rc.load_row() if rc is not None else None
         if row is not None:
             rows[i] = row
-            on_done(row)
+            (on_reused or on_done)(row)
         else:
             pending.append(i)
 

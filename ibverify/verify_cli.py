@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,43 +10,159 @@ from . import IbverifyError
 
 
 def cmd_verify(args) -> int:
+    """Run the selected claims (in this process, on a LocalCluster or on --scheduler), print one line
+    per claim as it finishes, write the report; exit 0 iff every verdict is the expected one."""
     from . import profiles
     from .claims import load_registry, select
-    from .progress import Progress
     from .verify import verify
 
-    profiles.load(args.profile)
+    profile = profiles.load(args.profile)
     claims = select(load_registry(args.claims_dir), args.ids, args.tier)
     if not claims:
         raise IbverifyError(f"no claims in tier '{args.tier}'")
-    bar = Progress(enabled=None if not args.quiet else False)
+    workers = _workers(args)
+    cache = _cache_root(args)
+    if cache is not None:  # in-run checkpoints of resumable checks go to the same place
+        os.environ["IBVERIFY_CACHE"] = str(cache)
     quiet = args.quiet
+    bar = RunBar(claims, args.tier, enabled=not quiet)
 
-    def start(c):
-        bar.label = c.id
-        bar.message("running")
-
-    def done(r):
-        bar.close()
+    def line(r, note=""):
         if not quiet:
             mark = "ok " if r["as_expected"] else "!! "
             fig = (r["outcome"] or {}).get("figure") or r["error"] or ""
-            print(f"{mark}{r['id']:<40} {r['status']:<13} {r['verdict']:<13} {r['runtime_s']:7.1f}s  {fig}", flush=True)
+            bar.write(f"{mark}{r['id']:<40} {r['status']:<13} {r['verdict']:<13} {r['runtime_s']:7.1f}s{note}  {fig}")
+
+    def done(r):
+        line(r)
+        bar.claim_done(r)
+
+    def reused(r):
+        line(r, " (cached)")
+        bar.claim_done(r, reused=True)
 
     def progress(msg):
         if args.verbose:
-            print(f"   {msg}", file=sys.stderr)
+            bar.write(f"   {msg}", err=True)
         else:
             bar.message(msg)
 
-    results = verify(claims, args.tier, args.seed, start, done, progress)
+    def cluster(info):
+        if not quiet:
+            bar.write(info)
+
+    if cache is not None and not quiet:
+        bar.write(f"resume cache: {cache} (finished claims and evaluated examples are reused)")
+    try:
+        results = verify(claims, args.tier, args.seed, bar.claim_started, done, progress, workers=workers,
+                         scheduler=args.scheduler, cache=cache, profile=profile, on_example=bar.example,
+                         on_cluster=cluster, on_reused=reused)
+    finally:
+        bar.close()
     s = results["summary"]
     out = Path(args.report)
-    _write_outputs(results, out, args.json)
+    index = _write_outputs(results, out, args.json)
     if not quiet:
         print(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
-              f"({s['errors']} errors); report: {out / 'index.html'}")
+              f"({s['errors']} errors) in {bar.elapsed():.0f}s; report: {index}")
     return 0 if s["unexpected"] == 0 else 1
+
+
+def _workers(args) -> int:
+    if args.sequential:
+        return 1
+    if args.workers is None:
+        return os.cpu_count() or 1
+    if args.workers < 1:
+        raise IbverifyError(f"--workers must be >= 1, got {args.workers}")
+    return args.workers
+
+
+def _cache_root(args) -> Path | None:
+    """--cache DIR, else the default root ($IBVERIFY_CACHE or .ibverify-cache) with --resume or the full tier."""
+    if args.no_cache:
+        return None
+    if args.cache:
+        return Path(args.cache)
+    if args.resume or args.tier == "full":
+        from .cache import default_root
+
+        return default_root()
+    return None
+
+
+class RunBar:
+    """Whole-run progress on a terminal (tqdm, stderr): claims done / total, examples, ETA, latest message.
+
+    The ETA is tqdm's, from the rate of finished claims. Silent when stderr is not a TTY or $CI is set;
+    lines written through `write` then go straight to stdout."""
+
+    def __init__(self, claims, tier: str, enabled: bool = True):
+        import time
+
+        self.t0 = time.perf_counter()
+        self.examples, self.total_examples = 0, sum(int(c.params_for(tier).get("examples", 0) or 0) for c in claims)
+        self.running: list[str] = []
+        self._last = 0.0
+        self._msg = ""
+        self.bar = None
+        if enabled and sys.stderr.isatty() and not os.environ.get("CI"):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr, dynamic_ncols=True,
+                            leave=False, mininterval=0.5)
+
+    def elapsed(self) -> float:
+        import time
+
+        return time.perf_counter() - self.t0
+
+    def write(self, text: str, err: bool = False) -> None:
+        stream = sys.stderr if err else sys.stdout
+        if self.bar is not None:
+            self.bar.write(text, file=stream)
+        else:
+            print(text, file=stream, flush=True)
+
+    def _show(self, force: bool = False) -> None:
+        import time
+
+        if self.bar is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.5:
+            return
+        self._last = now
+        ex = f"examples {self.examples}" + (f"/~{self.total_examples}" if self.total_examples else "")
+        run = f" | {', '.join(self.running[:2])}" if self.running else ""
+        self.bar.set_postfix_str(f"{ex}{run} {self._msg}"[:120], refresh=False)
+        self.bar.refresh()
+
+    def claim_started(self, claim) -> None:
+        self.running = [claim.id]
+        self._show(force=True)
+
+    def claim_done(self, row: dict, reused: bool = False) -> None:
+        if row["id"] in self.running:
+            self.running.remove(row["id"])
+        if reused:
+            self.examples += int((row.get("outcome") or {}).get("examples") or 0)
+        if self.bar is not None:
+            self.bar.update(1)
+        self._show(force=True)
+
+    def example(self) -> None:
+        self.examples += 1
+        self._show()
+
+    def message(self, msg: str) -> None:
+        self._msg = msg.replace("\n", " ")[:70]
+        self._show()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def _write_outputs(results: dict, out: Path, json_path: str | None) -> Path:
@@ -69,7 +186,18 @@ def add_verify_parser(sub) -> None:
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--profile", choices=("ci", "dev"), default=None,
                    help="hypothesis profile (default $HYPOTHESIS_PROFILE or ci: deterministic)")
+    g = v.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="claims run as tasks on a local Dask cluster of N processes (default: all cores; "
+                        "1 = in this process)")
+    g.add_argument("--sequential", action="store_true", help="run in this process, one claim after the other")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on an existing Dask cluster, e.g. tcp://host:8786 (single-threaded workers)")
+    c = v.add_mutually_exclusive_group()
+    c.add_argument("--resume", action="store_true",
+                   help="use the resume cache ($IBVERIFY_CACHE or .ibverify-cache/; always on for --tier full)")
+    c.add_argument("--cache", default=None, metavar="DIR", help="use the resume cache in DIR")
+    c.add_argument("--no-cache", action="store_true", help="no resume cache, not even for --tier full")
     v.add_argument("--quiet", "-q", action="store_true")
     v.add_argument("--verbose", "-v", action="store_true")
     v.set_defaults(func=cmd_verify)
-
