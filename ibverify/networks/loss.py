@@ -1,4 +1,4 @@
-"""Losses in the log domain, and the full-batch gradient in a log frame.
+"""The full-batch network gradient in a log frame (the per-sample losses are ibverify.losses').
 
 ℒ(θ) = Σ_i ℓ(q_i),  q_i = y_i f(x_i; θ).
   exponential: ℓ(q) = e^{−q},          −ℓ'(q) = e^{−q}
@@ -18,44 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import IbverifyError
+from ..losses import LOSSES, check_loss, log_loss_terms, log_weights, logsumexp
 from .blocks import Params
 
-LOSSES = ("logistic", "exponential")
-
-
-def log_loss_terms(q: np.ndarray, loss: str) -> np.ndarray:
-    """log ℓ(q_i), accurate for all q (no underflow to −inf before q ≈ 1e308)."""
-    q = np.asarray(q, float)
-    if loss == "exponential":
-        return -q
-    if loss == "logistic":
-        out = np.empty_like(q)
-        pos = q > 0
-        x = np.exp(-q[pos])  # may underflow to 0: then log1p(x)/x → 1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(x > 0, np.log1p(x) / np.where(x > 0, x, 1.0), 1.0)
-        out[pos] = -q[pos] + np.log(ratio)
-        out[~pos] = np.log(np.log1p(np.exp(-q[~pos])))
-        return out
-    raise IbverifyError(f"unknown loss {loss!r} (logistic, exponential)")
-
-
-def log_weights(q: np.ndarray, loss: str) -> np.ndarray:
-    """log(−ℓ'(q_i))."""
-    q = np.asarray(q, float)
-    if loss == "exponential":
-        return -q
-    if loss == "logistic":
-        return -np.logaddexp(0.0, q)
-    raise IbverifyError(f"unknown loss {loss!r} (logistic, exponential)")
-
-
-def logsumexp(a: np.ndarray) -> float:
-    m = float(np.max(a))
-    if not np.isfinite(m):
-        return m
-    return m + float(np.log(np.sum(np.exp(a - m))))
+__all__ = ["LOSSES", "LossEval", "evaluate", "gradient", "log_loss_terms", "log_weights", "logsumexp"]
 
 
 @dataclass
@@ -72,7 +38,7 @@ def evaluate(model, theta: Params, X: np.ndarray, y: np.ndarray, loss: str = "lo
              with_loss: bool = True) -> LossEval:
     """q, log ℒ (nan unless with_loss), the log scale S and ĝ with ∇ℒ = e^S ĝ."""
     q = y * model.outputs(theta, X)
-    lw = log_weights(q, loss)
+    lw = log_weights(q, check_loss(loss))
     S = logsumexp(lw)
     p = np.exp(lw - S)
     ghat = model.vjp(theta, X, -(p * y))

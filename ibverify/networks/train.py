@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
+from .. import IbverifyError
+from ..losses import check_loss
 from .blocks import Params, copy, inner
 from . import geometry as geo
 from .loss import evaluate
@@ -20,6 +25,9 @@ def log_checkpoints(steps: int, k: int = 16, start: int = 1) -> list[int]:
     return [int(t) for t in pts if t >= 1]
 
 
+ENGINES = ("compiled", "reference")
+
+
 @dataclass
 class Run:
     steps: list[int] = field(default_factory=list)
@@ -31,6 +39,8 @@ class Run:
     adam_dev: list[float] = field(default_factory=list)     # max |m̂/√v̂ − sign g| on significant coordinates
     underflow: dict = field(default_factory=dict)
     diverged: bool = False
+    engine: str = "reference"
+    seconds: float = 0.0
 
     @property
     def theta(self) -> Params:
@@ -42,9 +52,72 @@ def _dual_unit(geometry, p: Params) -> Params:
     return {k: v / n for k, v in p.items()} if n > 0 else p
 
 
+def _record(out: Run, G, t: int, theta: Params, new: Params, ev, nu: float, momentum, ratio, sig: float) -> None:
+    """Diagnostics of step t: θ_t, log ℒ(θ_t), min q_i, alignment of Δθ_t with −g_t, tracking, Adam deviation."""
+    gn = G.dual_norm(ev.ghat)
+    delta = {k: (new[k] - theta[k]) / nu for k in theta}
+    out.steps.append(t)
+    out.thetas.append(copy(theta))
+    out.log_loss.append(ev.log_loss)
+    out.q_min.append(float(np.min(ev.q)))
+    out.align.append(-inner(delta, ev.ghat) / gn if gn > 0 else float("nan"))
+    if momentum is not None and gn > 0:
+        diff = {k: v - w for (k, v), w in zip(_dual_unit(G, momentum.blocks).items(),
+                                              _dual_unit(G, ev.ghat).values(), strict=False)}
+        out.track.append(G.dual_norm(diff))
+    else:
+        out.track.append(float("nan"))
+    if ratio is not None:
+        l1 = sum(float(np.sum(np.abs(v))) for v in ev.ghat.values())
+        dev = 0.0
+        for k, r in ratio.items():
+            s = np.abs(ev.ghat[k]) > sig * l1
+            if s.any():
+                dev = max(dev, float(np.max(np.abs(r[s] - np.sign(ev.ghat[k][s])))))
+        out.adam_dev.append(dev)
+    else:
+        out.adam_dev.append(float("nan"))
+
+
 def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = "logistic",
-        checkpoints: list[int] | None = None, sig: float = 1e-3) -> Run:
-    """Train for `steps` full-batch steps from theta0; record at `checkpoints` (default: log-spaced)."""
+        checkpoints: list[int] | None = None, sig: float = 1e-3, engine: str | None = None,
+        progress: Callable[[int, int], None] | None = None, save_to: str | None = None,
+        save_every: float = 5.0, resume: bool = False) -> Run:
+    """Train for `steps` full-batch steps from theta0; record at `checkpoints` (default: log-spaced).
+
+    engine: "compiled" (numba kernels of ibverify.engine.network, same log frame; resumable with
+    save_to/resume), "reference" (this module's numpy loop over the transform chains of optim.py), or None:
+    compiled when the model and the optimizer chain have a kernel, else reference.
+    progress(done, total) is called between kernel chunks (compiled) or every 1000 steps (reference).
+    """
+    check_loss(loss)
+    if engine not in (None, *ENGINES):
+        raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if steps < 1:
+        raise IbverifyError(f"number of steps must be >= 1, got {steps}")
+    t0 = time.perf_counter()
+    if engine != "reference":
+        from ..engine import network_run as NR
+
+        try:
+            prob = NR.compile_problem(model, opt, theta0, X, y, loss)
+        except NR.Unsupported as e:
+            if engine == "compiled":
+                raise IbverifyError(f"no compiled kernel for this run ({e}); use engine='reference'") from None
+            prob = None
+        if prob is not None:
+            out = _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress,
+                                save_to, save_every, resume)
+            out.seconds = time.perf_counter() - t0
+            return out
+    if save_to or resume:
+        raise IbverifyError("checkpoint files (save_to/resume) need the compiled engine")
+    out = _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress) -> Run:
     cps = set(checkpoints or log_checkpoints(steps))
     theta = copy(theta0)
     opt.init(theta)
@@ -57,36 +130,86 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
             out.underflow["all_weights"] = out.underflow.get("all_weights", 0) + 1
         new = opt.step(theta, g)
         if t in cps:
-            gn = G.dual_norm(ev.ghat)
-            delta = {k: (new[k] - theta[k]) / opt.nu(t) for k in theta}
-            out.steps.append(t)
-            out.thetas.append(copy(theta))
-            out.log_loss.append(ev.log_loss)
-            out.q_min.append(float(np.min(ev.q)))
-            out.align.append(-inner(delta, ev.ghat) / gn if gn > 0 else float("nan"))
-            m = opt.momentum()
-            if m is not None and gn > 0:
-                diff = {k: v - w for (k, v), w in zip(_dual_unit(G, m.blocks).items(),
-                                                      _dual_unit(G, ev.ghat).values(), strict=False)}
-                out.track.append(G.dual_norm(diff))
-            else:
-                out.track.append(float("nan"))
-            ratio = opt.adam_ratio()
-            if ratio is not None:
-                l1 = sum(float(np.sum(np.abs(v))) for v in ev.ghat.values())
-                dev = 0.0
-                for k, r in ratio.items():
-                    s = np.abs(ev.ghat[k]) > sig * l1
-                    if s.any():
-                        dev = max(dev, float(np.max(np.abs(r[s] - np.sign(ev.ghat[k][s])))))
-                out.adam_dev.append(dev)
-            else:
-                out.adam_dev.append(float("nan"))
+            _record(out, G, t, theta, new, ev, opt.nu(t), opt.momentum(), opt.adam_ratio(), sig)
         theta = new
+        if progress and t % 1000 == 0:
+            progress(t, steps)
         if not all(np.all(np.isfinite(v)) for v in theta.values()):
             out.diverged = True
             break
     out.underflow.update(opt.underflow)
+    return out
+
+
+CHUNK_WORK = 1 << 22  # multiply-adds per kernel call, about: paces progress, saves and Ctrl-C
+
+
+def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress, save_to,
+                  save_every, resume) -> Run:
+    """The compiled loop: chunks up to step t−1 of each checkpoint t, then step t alone with its diagnostics.
+
+    Each checkpoint's record is one row [θ_t, log ℒ, q_min, align, track, adam_dev], so a saved run resumes
+    with its evidence. Saves (and Ctrl-C) act after any chunk; the kernel is deterministic per step, so a
+    resumed run is bit-identical to an uninterrupted one."""
+    from ..engine import network_run as NR
+    from ..engine.checkpoint import Saver
+
+    cps = sorted({int(c) for c in (checkpoints or log_checkpoints(steps)) if 1 <= int(c) <= steps})
+    opt.init(copy(theta0))
+    st = NR.NetState(prob, theta0)
+    P = prob.size
+    rows = np.full((len(cps), P + 5), np.nan)
+    key = NR.RunKey(prob, theta0, steps)
+    saver = Saver(save_to, save_every, key.data(), key, np.asarray(cps), True) if save_to else None
+    j0 = 0
+    if resume:
+        if saver is None:
+            raise IbverifyError("resume needs a checkpoint file (save_to)")
+        j0 = saver.load(st, rows)
+    per = max(1, CHUNK_WORK // max(1, prob.X.shape[0] * P))
+    G = opt.geometry
+    with (saver.interruptible() if saver else contextlib.nullcontext()):
+        for j in range(j0, len(cps)):
+            c = cps[j]
+            while st.t < c - 1 and not st.diverged:
+                st.advance(min(c - 1 - st.t, per))
+                if progress:
+                    progress(st.t, steps)
+                if saver:
+                    saver.maybe_save(st, rows, j)
+            if st.diverged:
+                break
+            theta = st.theta()
+            st.advance(1)
+            ev = evaluate(model, theta, X, y, loss, with_loss=True)
+            rec = Run()
+            _record(rec, G, c, theta, st.theta(), ev, opt.nu(c), st.momentum(), st.adam_ratio(), sig)
+            rows[j, :P] = prob.flat(theta)
+            rows[j, P:] = [rec.log_loss[0], rec.q_min[0], rec.align[0], rec.track[0], rec.adam_dev[0]]
+            if st.diverged:
+                break
+        while st.t < steps and not st.diverged:  # past the last checkpoint (checkpoints need not reach steps)
+            st.advance(min(steps - st.t, per))
+            if saver:
+                saver.maybe_save(st, rows, len(cps))
+        if progress:
+            progress(st.t, steps)
+        if saver:
+            saver.save(st, rows, len(cps))
+    out = Run(engine="compiled", diverged=st.diverged)
+    for j, c in enumerate(cps):
+        if np.isnan(rows[j, P + 1]):
+            break
+        out.steps.append(c)
+        out.thetas.append(prob.params(rows[j, :P]))
+        ll, qm, al, tr, ad = (float(x) for x in rows[j, P:])
+        out.log_loss.append(ll)
+        out.q_min.append(qm)
+        out.align.append(al)
+        out.track.append(tr)
+        out.adam_dev.append(ad)
+    out.underflow.update(st.underflow())
+    opt.t, opt.ctr.underflow = st.t, {k: v for k, v in st.underflow().items() if k != "all_weights"}
     return out
 
 

@@ -146,7 +146,7 @@ def test_cli_train_returns_json_result():
 
 def test_claim_files_well_formed():
     files = sorted(glob.glob("claims/gronich.*.toml"))
-    assert len(files) == 17
+    assert len(files) >= 17                                         # paper claims and their controls
     for f in files:
         c = tomllib.load(open(f, "rb"))
         assert all(isinstance(t, dict) and t.get("why") for t in c.get("tolerances", {}).values()), f
