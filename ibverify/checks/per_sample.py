@@ -1,20 +1,31 @@
 """Checks of paper 1's direction claims for linear models (Inc-Adam, Det-Adam, Signum).
 
-`direction_converges` is one property over generated datasets: run the optimizer and measure the
-gap to a target geometry at log-spaced checkpoints,
-    target l2:    gap = 1 − cos(w_t, ŵ2)                      pass: cos ≥ cos_min at the horizon
-    target linf:  gap = (γ∞ − min_i z_i·w_t/‖w_t‖_∞) / γ∞     pass: gap ≤ gap_max at the horizon
-and in both cases the gap must also be falling: below its value one decade of steps earlier (or
-`trend_decades` decades, for claims whose limit gap is only ε-small, like Thm 5.1's).
-A claim and its control call this same function; only the expectation differs.
+`direction_converges` is one property over generated datasets. Data always come from
+`strategies.data(kind, discriminate=True)`: ŵ2 is ≥ 10 % below γ∞ in ℓ∞ margin and every direction
+within 3 % of γ∞ has cos ≤ 0.99 to ŵ2, so no run can pass an ℓ2 check and an ℓ∞ check at once.
+The optimizer runs and the gap to a target geometry is measured at log-spaced checkpoints:
+    target l2:    gap = 1 − cos(w_t, ŵ2)                      close: cos ≥ cos_min at the horizon
+    target linf:  gap = (γ∞ − min_i z_i·w_t/‖w_t‖_∞) / γ∞     close: gap ≤ gap_max at the horizon
+and the trend half (rules.py, one implementation) must hold too:
+    criterion "falling"   (default) rules.falling(gap, trend_decades, min_drop = tolerance trend_drop)
+    criterion "invariant" (l2 only)  K_t = (1 − cos(w_t, ŵ2))·‖w_t‖² is settled:
+                          rules.settled(K, trend_decades, rise_max = tolerance k_rise_max), and ‖w‖² grows by
+                          ≥ tolerance w2_growth_min per decade (rules.falling of 1/‖w‖²). If w_t = r_t ŵ2 + ξ_t
+                          with a bounded offset ξ_t, then 1 − cos ≈ ‖ξ⊥‖²/(2 r_t²) and K → ‖ξ⊥‖²/2: a settled
+                          K with ‖w_t‖ → ∞ is directional convergence at rate 1/‖w‖², and it survives the
+                          small-β2 transient in which the gap first rises while the support margins build
+                          their offset Δ* ≈ ((N−1)/2)·ln(1/β2) (NUMERICS.md; K then jumps and settles again).
+A claim and its control call this same function; only the optimizer (or the target) and the
+expectation differ. `refuted_by` = "trend" | "closeness" (controls) asserts which half must refute:
+if the other half fails on any example the check raises (the control would not test that half).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import assume
 from hypothesis import strategies as st
 
+from .. import IbverifyError
 from ..claims import CheckContext
 from ..data import strategies as S
 from ..engine import run
@@ -24,18 +35,30 @@ from ..optim import OptimizerSpec
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
 from .prop import Example, run_property, step_progress
+from .rules import closeness, falling, settled
 
-FLOOR = 1e-12  # a gap this small counts as reached (no trend needed)
+
+def beta2_strategy(lo: float, hi: float, scale: str = "linear"):
+    """β2 ∈ [lo, hi]; scale "log" draws log-uniformly in β2 on [lo, ½] or in 1 − β2 on [1 − hi, ½]
+    (so both ends of 0 < β2 < 1 are sampled, e.g. 1e-6 and 0.9999)."""
+    if scale != "log":
+        return st.floats(lo, hi)
+    low = st.floats(np.log10(lo), np.log10(0.5)).map(lambda u: 10.0 ** u)
+    high = st.floats(np.log10(1 - hi), np.log10(0.5)).map(lambda u: 1.0 - 10.0 ** u)
+    return st.one_of(low, high)
 
 
 def _strategy(p: dict):
-    data = S.data(p["dataset"], **_size_kw(p))
+    # every direction claim runs on discriminating data; the one exception is a control of the trend
+    # half (dataset gr-orthogonal), whose point is data where the wrong limit is within tolerance
+    data = S.data(p["dataset"], discriminate=p["dataset"] != "gr-orthogonal", **_size_kw(p))
     if "beta1" in p:
         bet = st.just((p["beta1"], p.get("beta2", p["beta1"])))
     elif "beta_range" in p:  # Signum: one momentum β (stored as β1)
         bet = st.floats(*p["beta_range"]).map(lambda b: (b, b))
     else:
-        bet = S.betas(beta2=st.floats(*p.get("beta2_range", (0.3, 0.999))))
+        lo, hi = p.get("beta2_range", (0.3, 0.999))
+        bet = S.betas(beta2=beta2_strategy(lo, hi, p.get("beta2_scale", "linear")))
     return st.tuples(data, bet, st.integers(1, 10**6))
 
 
@@ -46,14 +69,6 @@ def _size_kw(p: dict) -> dict:
     if "d" in p:
         kw["d"] = st.integers(*p["d"])
     return kw
-
-
-def falls(x: np.ndarray, gap: np.ndarray, decades: float = 1.0) -> bool:
-    """The gap at the horizon is below the gap `decades` decades earlier (or already below FLOOR)."""
-    if gap[-1] <= FLOOR:
-        return True
-    earlier = gap[x <= x[-1] / 10 ** decades]
-    return bool(len(earlier) and gap[-1] < earlier[-1])
 
 
 def resumable(ctx: CheckContext, Z: np.ndarray, spec: OptimizerSpec, steps: int) -> dict:
@@ -84,39 +99,68 @@ def direction_converges(ctx: CheckContext) -> Outcome:
     p = ctx.params
     target = p["target"]
     need = ctx.tol("cos_min") if target == "l2" else ctx.tol("gap_max")
+    criterion = p.get("criterion", "falling")
+    decades = float(p.get("trend_decades", 1.0))
+    if criterion == "invariant" and target != "l2":
+        raise IbverifyError("criterion 'invariant' (K = (1 − cos)·‖w‖²) is defined for target l2 only")
+    refuted_by = p.get("refuted_by")
 
     def evaluate(ex) -> Example:
         cert, (b1, b2), bseed = ex
         D = cert.dataset
         Z = D.Z
-        if p.get("require_l2_not_linf"):  # control data: ŵ2 is not an ℓ∞ max-margin solution
-            l2, li = max_margin(Z, "l2"), max_margin(Z, "linf")
-            assume((li.margin - normalized_margin(Z, l2.direction, "linf")) / li.margin >= p["require_l2_not_linf"])
         b = p.get("batch_size")
         if b == "drawn":
             b = 1 + bseed % D.n
         spec = OptimizerSpec(p["optimizer"], batch_size=b, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5),
                              beta1=b1, beta2=b2, eps=p.get("eps", 0.0),
                              bias_correction=p.get("bias_correction", False), order=p.get("order", "cyclic"),
-                             seed=bseed).resolved(D.n)
+                             loss=p.get("loss", "logistic"), seed=bseed).resolved(D.n)
         steps = int(p["epochs"]) * (D.n // spec.batch_size if spec.batch_size < D.n else 1)
         desc = f"n={D.n} d={D.d} β1={b1:.3g} β2={b2:.3g} b={spec.batch_size}"
         r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), progress=step_progress(ctx, desc),
                 **resumable(ctx, Z, spec, steps))
         gap, refs = gap_series(Z, r.ws, target)
         final = float(gap[-1])
-        close = (1 - final >= need) if target == "l2" else (final <= need)
-        trend = falls(r.checkpoints, gap, p.get("trend_decades", 1.0))
-        reason = [] if close else [f"{'cos' if target == 'l2' else 'gap'} at horizon {1 - final if target == 'l2' else final:.4g}"]
+        close = closeness(final, 1 - need if target == "l2" else need)  # l2: 1 − cos ≤ 1 − cos_min
+        curves = {"gap": (r.checkpoints.tolist(), np.maximum(gap, 1e-18).tolist())}
+        K = gap * np.sum(r.ws * r.ws, axis=1)
+        if criterion == "invariant":
+            grows = falling(r.checkpoints, 1.0 / np.maximum(np.sum(r.ws * r.ws, axis=1), 1e-300), decades,
+                            1.0 - 1.0 / ctx.tol("w2_growth_min"))
+            trend = settled(r.checkpoints, K, decades, ctx.tol("k_rise_max")) and grows
+            curves["K"] = (r.checkpoints.tolist(), np.maximum(K, 1e-18).tolist())
+            why_trend = (f"K = (1 − cos)·‖w‖² not settled ({K[-1]:.3g} vs {_before(r.checkpoints, K, decades):.3g})"
+                         if grows else "‖w‖² not growing: K settled only because the run froze")
+        else:
+            trend = falling(r.checkpoints, gap, decades, ctx.tol("trend_drop"))
+            why_trend = (f"gap not falling by {ctx.tol('trend_drop'):.0%} over the last {decades:g} decade(s) "
+                         f"({final:.3g} vs {_before(r.checkpoints, gap, decades):.3g})")
+        if refuted_by == "trend" and not close:
+            raise IbverifyError(f"{ctx.claim.id}: meant to be refuted by the trend alone, "
+                                f"but closeness failed ({desc})")
+        if refuted_by == "closeness" and not trend:
+            raise IbverifyError(f"{ctx.claim.id}: meant to be refuted by closeness alone, "
+                                f"but the trend failed ({desc})")
+        shown = ("cos", 1 - final) if target == "l2" else ("gap", final)
+        reason = [] if close else [f"{shown[0]} at horizon {shown[1]:.4g}"]
         if not trend:
-            reason.append(f"gap not falling over the last {p.get('trend_decades', 1.0):g} decade(s)")
-        return Example(close and trend, {"final_gap": final, **refs, "stalled": r.diagnostics["stalled_steps"]},
-                       {"gap": (r.checkpoints.tolist(), gap.tolist())}, "; ".join(reason), desc,
+            reason.append(why_trend)
+        return Example(close and trend, {"final_gap": final, **refs, "K": float(K[-1]), "close": float(close),
+                                         "trend": float(trend), "stalled": r.diagnostics["stalled_steps"]},
+                       curves, "; ".join(reason), desc,
                        {"n": D.n, "d": D.d, "beta1": b1, "beta2": b2, "batch_size": spec.batch_size,
-                        "steps": steps, "data": repr(cert)})
+                        "steps": steps, "beta1_zero_reconstructed": b1 == 0.0, "data": repr(cert)})
 
     res = run_property(ctx, _strategy(p), evaluate)
     return _outcome(res, target, need)
+
+
+def _before(x, y, decades: float) -> float:
+    from .rules import value_before
+
+    v = value_before(x, y, decades)
+    return float("nan") if v is None else v
 
 
 def _outcome(res, target: str, need: float) -> Outcome:
@@ -124,6 +168,8 @@ def _outcome(res, target: str, need: float) -> Outcome:
     finals = np.array([e.figures["final_gap"] for e in exs])
     label = "1 − cos(w, ŵ2)" if target == "l2" else "(γ∞ − γ∞(w))/γ∞"
     series = [Series(f"{e.description}", *e.curves["gap"], ylabel=label, group="gap") for e in exs[:12]]
+    series += [Series(f"{e.description}", *e.curves["K"], ylabel="K = (1 − cos)·‖w‖²", group="invariant K")
+               for e in exs[:12] if "K" in e.curves]
     worst = exs[int(np.argmax(finals))]
     if target == "l2":
         fig = f"min cos(w, ŵ2) = {1 - finals.max():.6f} over {len(exs)} datasets (need ≥ {need})"
@@ -134,8 +180,12 @@ def _outcome(res, target: str, need: float) -> Outcome:
     if res.failing is not None:
         f = res.failing
         fig = f"counterexample: {f.reason} ({f.description})"
-    table = [{"example": e.description, "final gap": e.figures["final_gap"], "ok": e.ok, "why not": e.reason}
-             for e in exs]
+    table = [{"example": e.description, "final gap": e.figures["final_gap"], "K": e.figures["K"],
+              "close": bool(e.figures["close"]), "trend": bool(e.figures["trend"]),
+              "β1 = 0 (reconstructed)": bool(e.inputs.get("beta1_zero_reconstructed")), "ok": e.ok,
+              "why not": e.reason} for e in exs]
+    figures["refuted_by_trend_only"] = float(sum(e.figures["close"] and not e.figures["trend"] for e in exs))
+    figures["refuted_by_closeness_only"] = float(sum(e.figures["trend"] and not e.figures["close"] for e in exs))
     return Outcome(
         holds=res.holds, figure=fig, figures=figures, series=series,
         details=(f"worst example: {worst.description}, final gap {worst.figures['final_gap']:.3g}"
@@ -157,7 +207,7 @@ def v_isotropic(ctx: CheckContext) -> Outcome:
         Z = cert.dataset.Z
         spec = OptimizerSpec("inc-adam", beta1=b1, beta2=b2).resolved(cert.dataset.n)
         worst, xs, ys = 0.0, [], []
-        for t, w, g, state in iterate_chain(Z, spec, Float64()):
+        for t, _w, _g, state in iterate_chain(Z, spec, Float64()):
             v = state[0][1]
             spread = float((v.max() - v.min()) / v.max()) if v.max() > 0 else 0.0
             worst = max(worst, spread)
@@ -221,3 +271,96 @@ def gr_dataset(n: int, d: int, seed: int) -> np.ndarray:
     from ..data import gr
 
     return gr(n, d, np.random.default_rng(seed)).Z
+
+
+# ---------------------------------------------------------------- Thm 5.1: ε(β) falls as β → 1
+
+def late_gap(x: np.ndarray, gap: np.ndarray, decades: float) -> float:
+    """The largest ℓ∞ gap over the checkpoints of the last `decades` decades: the run's ε (Thm 5.1 is a
+    liminf statement: late margins ≥ γ∞ − ε, so the worst late value is the one to judge)."""
+    return float(np.max(gap[x >= x[-1] / 10 ** decades]))
+
+
+def beta_sweep(Z: np.ndarray, p: dict, b: int, seed: int = 0, progress=None, drop: float = 0.1,
+               floor: float = 1e-3) -> list[dict]:
+    """Runs `optimizer` (signum; the control: inc-adam with β1 = β2 = β) at batch size b for each β of
+    `betas` with 1 − β ≤ c_beta/m (m = N/b batches per epoch), for steps(β) = base_steps·(1 − β_0)/(1 − β)
+    (horizon ∝ 1/(1 − β), β_0 = betas[0]); returns one row per β with its late ℓ∞ gap ε(β) and whether
+    the gap still falls in time (rules.falling over the last decade by `drop`, or ≤ `floor`)."""
+    n = Z.shape[0]
+    m = n / b
+    gamma = max_margin(Z, "linf").margin
+    betas = [float(x) for x in p["betas"] if 1 - float(x) <= float(p.get("c_beta", 1.0)) / m + 1e-12]
+    rows = []
+    for beta in betas:
+        spec = OptimizerSpec(p.get("optimizer", "signum"), batch_size=b if p.get("optimizer", "signum") != "inc-adam"
+                             else None, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5), beta1=beta, beta2=beta,
+                             loss=p.get("loss", "logistic"), seed=seed).resolved(n)
+        steps = int(round(float(p["base_steps"]) * (1 - float(p["betas"][0])) / (1 - beta)))
+        epochs = steps / max(1, n // spec.batch_size)
+        if progress:
+            progress(f"b = {b}, β = {beta}: {steps:.2g} steps")
+        r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24))
+        gap = np.array([(gamma - normalized_margin(Z, w, "linf")) / gamma for w in r.ws])
+        conv = falling(r.checkpoints, gap, 1.0, drop, floor=floor)  # still converging: ε(β) below its last value
+        rows.append({"b": b, "m": m, "beta": beta, "1/(1−β)": 1 / (1 - beta), "epochs": epochs, "steps": steps,
+                     "late gap ε": late_gap(r.checkpoints, gap, float(p.get("late_decades", 0.5))),
+                     "still falling": conv,
+                     "final gap": float(gap[-1]), "curve": (r.checkpoints.tolist(), np.maximum(gap, 1e-18).tolist())})
+    return rows
+
+
+def signum_beta_trend(ctx: CheckContext) -> Outcome:
+    """Thm 5.1 as the sources state it: for each batch size b (m = N/b) there is β0(m) < 1 such that
+    Signum with β ≥ β0 reaches the ℓ∞ max margin up to ε(β) → 0 as β → 1. Property over generated
+    discriminating GR data and drawn b, one run per β at horizon ∝ 1/(1 − β):
+        close: the ℓ∞ gap at the horizon of the largest β is ≤ gap_max;
+        trend: ε̂(β) falls from the smallest to the largest β by trend_drop (rules.falling over the grid's
+               whole span of 1/(1 − β)), where ε̂(β) = 0 for a run whose gap still falls in time (rules.falling,
+               one decade, trend_drop: its limit is below its last value) and ε̂(β) = its late gap (late_gap) for a
+               run on a plateau; ε̂ ≤ gap_floor counts as reached (small m: every β converges).
+    The control runs the same sweep with optimizer inc-adam (β1 = β2 = β): it goes to ŵ2, whose ℓ∞
+    gap is ≥ 10 % on these data, for every β."""
+    p = ctx.params
+    need, drop, floor = ctx.tol("gap_max"), ctx.tol("trend_drop"), ctx.tol("gap_floor")
+    strat = st.tuples(S.data(p["dataset"], discriminate=True, **_size_kw(p)), st.integers(1, 10**6))
+
+    def evaluate(ex) -> Example:
+        cert, bseed = ex
+        Z = cert.dataset.Z
+        n = Z.shape[0]
+        b = 1 + bseed % n if p.get("batch_size", "drawn") == "drawn" else int(p["batch_size"])
+        rows = beta_sweep(Z, p, b, bseed, ctx.progress, drop, floor)
+        x = np.array([r["1/(1−β)"] for r in rows])
+        eps = np.array([0.0 if r["still falling"] else r["late gap ε"] for r in rows])
+        close = closeness(rows[-1]["final gap"], need)
+        trend = len(rows) >= 2 and falling(x, eps, float(np.log10(x[-1] / x[0])), drop, floor=floor)
+        desc = f"n={n} d={Z.shape[1]} b={b} (m={n / b:.3g})"
+        sweep = ", ".join(f"{r['beta']}: {r['late gap ε']:.2%}{' (falling)' if r['still falling'] else ''}"
+                          for r in rows)
+        why = ([] if close else [f"gap at β = {rows[-1]['beta']}: {rows[-1]['final gap']:.3%} > {need:.0%}"]) + (
+            [] if trend else [f"ε(β) not falling as β → 1: {sweep}"])
+        return Example(close and trend, {"eps_top": float(rows[-1]["final gap"]), "eps_first": float(eps[0]), "b": b},
+                       {f"β = {r['beta']}": r["curve"] for r in rows}, "; ".join(why), desc,
+                       {"data": repr(cert), "b": b, "eps": {str(r["beta"]): r["late gap ε"] for r in rows},
+                        "falling": {str(r["beta"]): r["still falling"] for r in rows}})
+
+    res = run_property(ctx, strat, evaluate)
+    exs = res.examples
+    tops = [e.figures["eps_top"] for e in exs]
+    fig = (f"max ε(β_max) = {max(tops):.3%} over {len(exs)} datasets (need ≤ {need:.0%}); "
+           + "; ".join(f"{e.description}: " + ", ".join(f"{k} → {v:.2%}" for k, v in e.inputs["eps"].items())
+                       for e in exs[:2]))
+    if res.failing is not None:
+        fig = f"counterexample: {res.failing.reason} ({res.failing.description})"
+    series = [Series(f"{e.description} {k}", *c, ylabel="(γ∞ − γ∞(w))/γ∞", group=e.description)
+              for e in exs[:4] for k, c in e.curves.items()]
+    series += [Series(e.description, [1 / (1 - float(k)) for k in e.inputs["eps"]],
+                      [max(v, 1e-18) for v in e.inputs["eps"].values()], xlabel="1/(1 − β)", ylabel="late gap ε(β)",
+                      group="ε(β) by dataset") for e in exs]
+    table = [{"example": e.description, **{f"ε(β={k})": v for k, v in e.inputs["eps"].items()},
+              **{f"β={k} still falling": v for k, v in e.inputs["falling"].items()}, "ok": e.ok,
+              "why not": e.reason} for e in exs]
+    return Outcome(holds=res.holds, figure=fig, figures={"max_eps_top": max(tops), "min_eps_top": min(tops)},
+                   series=series, table=table, examples=len(exs), details=res.failing.reason if res.failing else "",
+                   counterexample=(dict(res.failing.inputs, reason=res.failing.reason) if res.failing else None))

@@ -1,6 +1,8 @@
 """Evidence rules shared by every check: one implementation of each, tested in tests/unit/test_rules.py.
 
     falling(x, y, decades, min_drop)   y at the horizon ≤ (1 − min_drop) · y one `decades` earlier
+    settled(x, y, decades, rise_max)   y at the horizon ≤ (1 + rise_max) · y one `decades` earlier
+                                       (an invariant that stopped growing; `falling` with −rise_max)
     closeness(value, bound)            value ≤ bound (the other half of a direction rule)
     rate_fit(x, y, bound, decades)     power law y ≈ A x^s over the last decade(s) and the step at
                                        which it would cross `bound` (None when flat or rising)
@@ -37,6 +39,14 @@ def falling(x, y, decades: float = 1.0, min_drop: float = 0.1, floor: float = FL
     if before is None or not (math.isfinite(last) and math.isfinite(before)):
         return False
     return last <= (1.0 - min_drop) * before
+
+
+def settled(x, y, decades: float = 1.0, rise_max: float = 0.1) -> bool:
+    """True when y at the horizon is at most (1 + rise_max) times its value `decades` decades
+    earlier: a quantity that should tend to a constant (e.g. K = (1 − cos)·‖w‖²) is bounded and has
+    stopped growing. The same rule as `falling` with a negative drop; no floor (a settled constant
+    is judged by its ratio, however small)."""
+    return falling(x, y, decades, min_drop=-rise_max, floor=-math.inf)
 
 
 def closeness(value: float, bound: float) -> bool:

@@ -46,3 +46,28 @@ def shifted_diagonal(a, delta: float) -> Dataset:
         raise ValueError("shifted_diagonal needs a 1-d a with a_i > 0 and delta > 0")
     Z = np.diag(a) + delta
     return make(Z, np.ones(len(a)), "shifted-diagonal")
+
+
+def sylvester_hadamard(d: int) -> np.ndarray:
+    """The d×d Sylvester Hadamard matrix (d a power of 2): ±1 entries, orthogonal rows, first column all +1."""
+    if d < 1 or d & (d - 1):
+        raise ValueError("sylvester_hadamard needs d a power of 2")
+    H = np.ones((1, 1))
+    while H.shape[0] < d:
+        H = np.block([[H, H], [H, -H]])
+    return H
+
+
+def gr_orthogonal(n: int, d: int, rng: np.random.Generator, a_low: float = 1.0, a_high: float = 1.1) -> Dataset:
+    """GR data whose sign patterns are n distinct rows of a Sylvester Hadamard matrix (orthogonal, first
+    coordinate +1): z_i = a_i s_i with s_i·s_j = d·δ_ij. Then every sample is a support vector and, in
+    closed form, ŵ2 ∝ Σ_i s_i / a_i, while per-sample SignGD (β1 = β2 = 0) goes to Σ_i s_i:
+        cos(Σ s_i, ŵ2) = Σ_i a_i⁻¹ / (√n · (Σ_i a_i⁻²)^{1/2}),
+    within 1e-3 of 1 for a_i ∈ [1, 1.1] but not 1 unless all a_i are equal."""
+    if n > d:
+        raise ValueError("gr_orthogonal needs n <= d")
+    rows = rng.choice(d, size=n, replace=False)
+    s = sylvester_hadamard(d)[rows]
+    a = rng.uniform(a_low, a_high, size=n)
+    y = rng.choice([-1.0, 1.0], size=n)
+    return make(y[:, None] * (a[:, None] * s), y, "gr-orthogonal")

@@ -4,12 +4,17 @@ Every strategy returns a `Certified(dataset, w, margin)`: w is a separating dire
 with the data and `margin = min_i y_i⟨w, x_i⟩ / ‖w‖_2 > 0` is its certified ℓ2 margin (re-checked in
 the meta-tests, never obtained by filtering).
 
-    gr_data(n, d)           generalized Rademacher: z_i = a_i (1, ±1, …, ±1); certificate w = e_1
+    gr_data(n, d)           generalized Rademacher: z_i = a_i (1, ±1, …, ±1); certificate w = e_1;
+                            d ≥ 3 (on d = 2 GR data ŵ2 is an ℓ∞ max-margin direction: nothing to tell apart)
+    discriminating(inner)   the inner strategy's data on which ℓ2 and ℓ∞ answers differ measurably
+                            (`discrimination` below); the only data a direction claim may use
     gaussian_data(n, d)     x_i ~ N(0, I), d ≥ n; certificate w = Z⁺ 1 (so Z w = 1 exactly)
     shifted_diagonal_data   z_i = a_i e_i + δ 1; certificate w = 1
-    betas()                 (β1, β2) with 0 ≤ β1 ≤ β2 < 1
+    betas()                 (β1, β2) with 0 ≤ β1 ≤ β2 < 1 (β2 > 0 with `beta2=st.floats(lo, hi)`, lo > 0)
     batch_sizes(n)          b ∈ {1, …, n}
 
+Separability is by construction; discrimination is a filter (hypothesis `assume`), asserted again
+by the meta-tests (tests/meta/test_discrimination.py).
 Sizes are drawn from small ranges (paper 1 uses N = 10) so each example runs in well under a second.
 """
 
@@ -41,7 +46,7 @@ def _seeds():
 
 
 @st.composite
-def gr_data(draw, n=st.integers(3, 10), d=st.integers(2, 30), a_low=0.5, a_high=2.0):
+def gr_data(draw, n=st.integers(3, 10), d=st.integers(3, 30), a_low=0.5, a_high=2.0):  # noqa: B008 (strategies are immutable)
     """GR data; amplitudes a_i ∈ [a_low, a_high]; certificate e_1 with margin min a_i."""
     n_, d_ = draw(n), draw(d)
     rng = np.random.default_rng(draw(_seeds()))
@@ -57,7 +62,22 @@ def gr_data(draw, n=st.integers(3, 10), d=st.integers(2, 30), a_low=0.5, a_high=
 
 
 @st.composite
-def gaussian_data(draw, n=st.integers(3, 10), extra_dims=st.integers(0, 40)):
+def gr_orthogonal_data(draw, n=st.integers(3, 10), d=st.sampled_from([16, 32]), a_low=1.0, a_high=1.1):  # noqa: B008
+    """GR data with orthogonal (Hadamard) sign patterns (generators.gr_orthogonal); certificate e_1.
+    Used by the trend-only control: its per-sample SignGD limit Σ s_i is within the cosine tolerance
+    of ŵ2 but not ŵ2."""
+    from .generators import gr_orthogonal
+
+    d_ = draw(d)
+    n_ = min(draw(n), d_)
+    D = gr_orthogonal(n_, d_, np.random.default_rng(draw(_seeds())), a_low, a_high)
+    e1 = np.zeros(d_)
+    e1[0] = 1.0
+    return Certified(D, e1, float(np.abs(D.Z[:, 0]).min()))
+
+
+@st.composite
+def gaussian_data(draw, n=st.integers(3, 10), extra_dims=st.integers(0, 40)):  # noqa: B008 (strategies are immutable)
     """x_i ~ N(0, I_d), y_i = ±1 uniform, d = n + extra ≥ n; certificate w = Z⁺1 (Z w = 1)."""
     n_ = draw(n)
     d_ = n_ + draw(extra_dims)
@@ -71,7 +91,7 @@ def gaussian_data(draw, n=st.integers(3, 10), extra_dims=st.integers(0, 40)):
 
 
 @st.composite
-def shifted_diagonal_data(draw, n=st.integers(2, 8), delta=st.floats(0.05, 1.0)):
+def shifted_diagonal_data(draw, n=st.integers(2, 8), delta=st.floats(0.05, 1.0)):  # noqa: B008 (strategies are immutable)
     """z_i = a_i e_i + δ·1 with distinct a_i ∈ [0.5, 3]; certificate w = 1 (margin (a_i + nδ)/√n)."""
     n_ = draw(n)
     rng = np.random.default_rng(draw(_seeds()))
@@ -82,8 +102,45 @@ def shifted_diagonal_data(draw, n=st.integers(2, 8), delta=st.floats(0.05, 1.0))
     return Certified(make(Z, np.ones(n_), "shifted-diagonal"), w, float((a.min() + n_ * dl) / np.sqrt(n_)))
 
 
+# ---- discrimination: data on which a direction claim can tell ℓ2 from ℓ∞
+
+LINF_GAP_MIN = 0.1   # ŵ2's normalized ℓ∞ margin is ≥ 10 % below γ∞
+NEAR_LINF = 0.03     # the ℓ∞ claims' tolerance: a direction with ℓ∞ gap ≤ 3 % passes them
+COS_MAX = 0.99       # every such near-ℓ∞ direction has cos to ŵ2 ≤ 0.99 (the ℓ2 claims need ≥ 0.999)
+
+
+@dataclass(frozen=True)
+class Discrimination:
+    linf_gap_of_l2: float       # (γ∞ − γ∞(ŵ2)) / γ∞
+    max_cos_near_linf: float    # max cos(ŵ2, v) over directions v with ℓ∞ gap ≤ NEAR_LINF
+
+    def ok(self, linf_gap_min: float = LINF_GAP_MIN, cos_max: float = COS_MAX) -> bool:
+        return self.linf_gap_of_l2 >= linf_gap_min and self.max_cos_near_linf <= cos_max
+
+
+def discrimination(Z: np.ndarray, near_linf: float = NEAR_LINF) -> Discrimination:
+    """How far apart the ℓ2 and ℓ∞ answers are on Z, both ways: ŵ2's ℓ∞ margin gap, and the exact
+    largest cosine to ŵ2 of any direction within `near_linf` of γ∞ (theory.linf_set.max_cos_near_linf)."""
+    from ..oracles import max_margin, normalized_margin
+    from ..theory.linf_set import max_cos_near_linf
+
+    l2, li = max_margin(Z, "l2"), max_margin(Z, "linf")
+    gap = (li.margin - normalized_margin(Z, l2.direction, "linf")) / li.margin
+    return Discrimination(float(gap), max_cos_near_linf(Z, l2.direction, li.margin, near_linf))
+
+
 @st.composite
-def betas(draw, beta2=st.floats(0.3, 0.999)):
+def discriminating(draw, inner, linf_gap_min: float = LINF_GAP_MIN, cos_max: float = COS_MAX):
+    """Data from `inner` on which ŵ2 is ≥ linf_gap_min below γ∞ in ℓ∞ margin AND every direction
+    within NEAR_LINF of γ∞ has cos ≤ cos_max to ŵ2: no direction passes both an ℓ2 check
+    (cos ≥ 0.999) and an ℓ∞ check (gap ≤ 3 %). About 3 in 4 GR datasets with d ≥ 3 qualify."""
+    cert = draw(inner)
+    assume(discrimination(cert.dataset.Z).ok(linf_gap_min, cos_max))
+    return cert
+
+
+@st.composite
+def betas(draw, beta2=st.floats(0.3, 0.999)):  # noqa: B008 (strategies are immutable)
     """0 ≤ β1 ≤ β2 < 1: β2 drawn, then β1 = u·β2 with u ∈ [0, 1]."""
     b2 = draw(beta2)
     return draw(st.floats(0.0, 1.0)) * b2, b2
@@ -93,6 +150,9 @@ def batch_sizes(n: int):
     return st.integers(1, n)
 
 
-def data(kind: str, **kw):
-    """Strategy by name: 'gr', 'gaussian', 'shifted-diagonal'."""
-    return {"gr": gr_data, "gaussian": gaussian_data, "shifted-diagonal": shifted_diagonal_data}[kind](**kw)
+def data(kind: str, discriminate: bool = False, **kw):
+    """Strategy by name: 'gr', 'gaussian', 'shifted-diagonal', 'gr-orthogonal'; discriminate=True wraps it in
+    `discriminating` (the direction claims' data)."""
+    base = {"gr": gr_data, "gaussian": gaussian_data, "shifted-diagonal": shifted_diagonal_data,
+            "gr-orthogonal": gr_orthogonal_data}[kind](**kw)
+    return discriminating(base) if discriminate else base

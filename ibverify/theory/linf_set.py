@@ -33,3 +33,25 @@ def max_cos_bound(Z, u, gamma_linf: float) -> float:
         raise IbverifyError(f"min-norm ℓ∞ solution QP ended with status {prob.status}")
     vmin = float(np.sqrt(max(prob.value, 0.0))) * (1.0 - 1e-7)  # conservative: shrink the divisor
     return float(min(1.0, -lp.fun / vmin))
+
+
+def max_cos_near_linf(Z, u, gamma_linf: float, gap: float) -> float:
+    """Exact max of cos(u, v) over every direction v whose ℓ∞ margin gap (γ∞ − γ∞(v))/γ∞ ≤ gap.
+
+    The directions with gap ≤ `gap` form the convex cone K = {v : Zv ≥ (1 − gap)·γ∞·s, |v| ≤ s}
+    (s = ‖v‖∞ free). Since cos is scale free, max_{v ∈ K} cos(u, v) = 1/‖v*‖₂ with
+    v* = argmin ‖v‖₂² s.t. ⟨u, v⟩ = 1, v ∈ K (one QP); 0 when no v ∈ K has ⟨u, v⟩ > 0.
+    A run can pass both an ℓ2 check cos(w, u) ≥ c and an ℓ∞ check (gap ≤ `gap`) only if this is ≥ c.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64) / np.linalg.norm(u)
+    d = Z.shape[1]
+    g = gamma_linf * (1.0 - gap) * (1.0 - SLACK)
+    v, s = cp.Variable(d), cp.Variable()
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(v)), [u @ v == 1, Z @ v >= g * s, v <= s, -v <= s])
+    prob.solve(solver=cp.CLARABEL)
+    if prob.status == cp.INFEASIBLE:
+        return 0.0
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise IbverifyError(f"near-ℓ∞ cosine QP ended with status {prob.status}")
+    return float(min(1.0, 1.0 / (np.sqrt(max(prob.value, 0.0)) * (1.0 - 1e-7))))

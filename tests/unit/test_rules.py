@@ -69,3 +69,22 @@ def test_separates():
     assert ok and rival == "msp"
     assert not separates(0.01, {"linf": 0.2, "msp": 0.02}, factor=3.0)[0]
     assert not separates(math.nan, {"linf": 1.0}, factor=1.0)[0]
+
+
+def test_settled_accepts_a_constant_and_rejects_growth():
+    from ibverify.checks.rules import settled
+
+    assert settled(X, np.full_like(X, 6.3))
+    assert settled(X, 6.3 + 1e-3 * np.sin(X))           # settled up to jitter
+    assert settled(X, 10.0 * X ** -0.2)                # falling is also bounded
+    assert not settled(X, 1e-3 * X ** 0.5)             # grows ×3.2 per decade (a gap that does not fall)
+    y = np.where(X >= X[-1] / 3, 1.2, 1.0)             # a late 20 % step: not settled at rise_max 0.1
+    assert not settled(X, y, rise_max=0.1) and settled(X, y, rise_max=0.25)
+    assert not settled([1e4, 2e4], [1.0, 1.0])         # no value one decade earlier
+    assert settled(X, np.full_like(X, 1e-14))          # no floor shortcut needed: the ratio is 1
+
+
+def test_falling_min_drop_decides_a_slow_decay():
+    """A gap that falls 5 % per decade: falling at min_drop 0.01, not at 0.1 (the claims' threshold)."""
+    y = 0.02 * X ** np.log10(0.95)
+    assert falling(X, y, min_drop=0.01) and not falling(X, y, min_drop=0.1)
