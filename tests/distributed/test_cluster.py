@@ -1,0 +1,95 @@
+"""Claims as Dask tasks: a 2-worker LocalCluster loses a worker mid-run (a test claim kills its own worker
+process on its first attempt), the task is retried, and every row equals the sequential run's.
+
+Rows are compared field by field, exactly (json dumps): verdict, figure, figures, series, details,
+counterexample, examples, and the table without wall-clock columns; only runtimes may differ.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibverify import profiles
+from ibverify.claims import load_registry, select
+from ibverify.verify import verify
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+SMOKE = ["baek.gr-v-isotropic", "baek.proxy-scale-invariance", "gronich.dual-norms", "gronich.homogeneity"]
+KILLER = "test.kill-once"
+
+KILLER_TOML = f"""
+id = "{KILLER}"
+paper = "ibverify test"
+result = "a check whose worker dies once"
+status = "paper"
+statement = "the claim's task survives the death of its worker"
+check = "kill_once:kill_once"
+[params]
+marker = "{{marker}}"
+[tiers.smoke]
+"""
+
+
+def comparable(row: dict) -> str:
+    """Everything a run decides (verdict and evidence), without wall-clock times."""
+    out = dict(row["outcome"] or {})
+    if out.get("table"):
+        out["table"] = [{k: v for k, v in r.items() if "second" not in k and k != "time"} for r in out["table"]]
+    return json.dumps({"id": row["id"], "verdict": row["verdict"], "as_expected": row["as_expected"],
+                       "error": row["error"], "check_hash": row["check_hash"], "outcome": out}, sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def claims_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("claims")
+    for cid in SMOKE:
+        shutil.copy(ROOT / "claims" / f"{cid}.toml", d)
+    marker = d.parent / "killed.marker"
+    (d / f"{KILLER}.toml").write_text(KILLER_TOML.replace("{marker}", str(marker)))
+    return d
+
+
+def test_killed_worker_task_is_retried_and_rows_equal_sequential(claims_dir, tmp_path, monkeypatch):
+    marker = claims_dir.parent / "killed.marker"
+    assert not marker.exists()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+               HYPOTHESIS_PROFILE="ci", IBVERIFY_CACHE=str(tmp_path / "unused-cache"))
+    env.pop("CI", None)
+    out = tmp_path / "dask.json"
+    r = subprocess.run([sys.executable, "-m", "ibverify", "--claims-dir", str(claims_dir), "verify", "--tier", "smoke",
+                        "--workers", "2", "--report", str(tmp_path / "rep"), "--json", str(out)],
+                       capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Dask cluster tcp://" in r.stdout and "2 workers" in r.stdout and "dashboard http" in r.stdout
+    killed_pid = int(marker.read_text())  # the first attempt ran in a worker and killed it
+    assert killed_pid != os.getpid()
+    dask_rows = json.loads(out.read_text())["claims"]
+
+    monkeypatch.syspath_prepend(str(HERE))
+    profiles.load("ci")
+    claims = select(load_registry(claims_dir), None, "smoke")
+    seq_rows = verify(claims, "smoke", workers=1)["claims"]
+    assert [r["id"] for r in dask_rows] == [c.id for c in claims] == sorted(SMOKE + [KILLER])  # registry order
+    assert all(r["verdict"] == "holds" for r in seq_rows)
+    for a, b in zip(seq_rows, dask_rows, strict=True):
+        assert comparable(a) == comparable(b), a["id"]
+
+
+def test_existing_scheduler_runs_claims(monkeypatch):
+    """--scheduler ADDRESS: tasks go to a cluster that is already running (here a 1-worker in-process one)."""
+    from distributed import LocalCluster
+
+    profiles.load("ci")
+    claims = select(load_registry(ROOT / "claims"), ["gronich.dual-norms", "gronich.homogeneity"], "smoke")
+    seq = verify(claims, "smoke")["claims"]
+    info = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        rows = verify(claims, "smoke", scheduler=cluster.scheduler_address, on_cluster=info.append)["claims"]
+    assert info and cluster.scheduler_address in info[0] and "1 workers" in info[0]
+    assert [comparable(r) for r in rows] == [comparable(r) for r in seq]

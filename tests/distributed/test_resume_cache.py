@@ -1,0 +1,121 @@
+"""A killed `verify` resumes from its cache (ibverify.cache), for every check type.
+
+- hypothesis-property checks (run_property: direction_converges, v_isotropic, gr_fixed_point): the run
+  is interrupted right after example k (test hook, no timing); the re-run reuses examples 0..k from the
+  cache, evaluates only the rest, and its row equals an uninterrupted run without cache;
+- any other check: finished claims' rows are reused, the interrupted claim and the rest are re-run.
+Claims run at a "full" tier made of small parameters (the full tier is where the cache is on by default).
+"""
+
+import copy
+import json
+
+import pytest
+
+from ibverify import profiles
+from ibverify.cache import RunCache, fingerprint
+from ibverify.checks import prop
+from ibverify.claims import load_registry
+from ibverify.verify import run_claim, verify
+
+REGISTRY = {c.id: c for c in load_registry()}
+
+
+class Interrupt(KeyboardInterrupt):
+    """Stands for a kill: a BaseException, so run_claim does not turn it into an error row."""
+
+
+def full_like(cid: str, **small) -> object:
+    """The claim with a 'full' tier made of its smoke parameters and `small` overrides."""
+    c = copy.deepcopy(REGISTRY[cid])
+    c.tiers["full"] = {**c.tiers["smoke"], **small}
+    return c
+
+
+def comparable(row: dict) -> str:
+    return json.dumps({k: row[k] for k in ("id", "verdict", "error", "outcome")}, sort_keys=True)
+
+
+PROPERTY_CLAIMS = [  # (claim, small full-tier params): one per run_property check
+    ("baek.gr-inc-adam-l2", {"examples": 3, "epochs": 3000, "n": [3, 4], "d": [3, 6]}),
+    ("baek.gr-v-isotropic", {"examples": 4, "steps": 50}),
+    ("baek.gr-fixed-point-l2", {"examples": 4, "symbolic_sizes": [[3, 3]]}),
+]
+
+
+@pytest.mark.parametrize("cid,small", PROPERTY_CLAIMS, ids=[c for c, _ in PROPERTY_CLAIMS])
+def test_property_claim_resumes_after_interrupt_at_a_chosen_example(cid, small, tmp_path, monkeypatch):
+    profiles.load("ci")
+    claim = full_like(cid, **small)
+    reference = run_claim(claim, "full")  # no cache
+    n_examples = reference["outcome"]["examples"]
+    assert n_examples >= 2, reference["outcome"]["figure"]
+    stop_at = n_examples - 2
+
+    def interrupt(index, fresh):
+        if index == stop_at:
+            raise Interrupt
+
+    monkeypatch.setattr(prop, "after_example", interrupt)
+    with pytest.raises(Interrupt):
+        run_claim(claim, "full", cache=tmp_path)
+    [folder] = (tmp_path / cid).iterdir()
+    assert RunCache(folder).stored_examples() == stop_at + 1
+    assert not (folder / "row.json").exists()  # the claim did not finish
+
+    calls = []
+    monkeypatch.setattr(prop, "after_example", lambda index, fresh: calls.append((index, fresh)))
+    resumed = run_claim(claim, "full", cache=tmp_path)
+    assert calls[: stop_at + 1] == [(i, False) for i in range(stop_at + 1)]  # reused, not re-evaluated
+    assert all(fresh for _, fresh in calls[stop_at + 1:]) and len(calls) > stop_at + 1
+    assert comparable(resumed) == comparable(reference)
+
+
+def test_stale_example_is_not_reused(tmp_path):
+    """An entry is used only for the same index and the same drawn example (exact bytes)."""
+    import numpy as np
+
+    rc = RunCache(tmp_path)
+    drawn = (np.array([1.0, 2.0]), 0.5)
+    rc.store_example(0, drawn, "stored")
+    assert rc.load_example(0, drawn) == "stored"
+    assert rc.load_example(1, drawn) is None
+    assert rc.load_example(0, (np.array([1.0, np.nextafter(2.0, 3.0)]), 0.5)) is None
+    assert fingerprint((np.array([1.0, 2.0]), 0.5)) == fingerprint(drawn)
+    assert fingerprint(np.array([1.0, 2.0])) != fingerprint(np.array([[1.0, 2.0]]))
+
+
+def test_other_checks_resume_at_claim_granularity(tmp_path):
+    """verify() over claims of other check types, killed after the first claim finished: the re-run
+    reuses that row (not re-run) and runs the rest; the result equals an uninterrupted run."""
+    profiles.load("ci")
+    claims = [full_like("gronich.dual-norms"), full_like("baek.proxy-scale-invariance"),
+              full_like("gronich.homogeneity")]
+    reference = verify(claims, "full")
+
+    def die_after_first(row):
+        raise Interrupt
+
+    with pytest.raises(Interrupt):
+        verify(claims, "full", cache=tmp_path, on_done=die_after_first)
+    reused, ran = [], []
+    resumed = verify(claims, "full", cache=tmp_path, on_start=lambda c: ran.append(c.id),
+                     on_reused=lambda r: reused.append(r["id"]))
+    assert reused == ["gronich.dual-norms"] and ran == ["baek.proxy-scale-invariance", "gronich.homogeneity"]
+    for a, b in zip(reference["claims"], resumed["claims"], strict=True):
+        ta = (a["outcome"] or {}).get("table")
+        if ta:  # proxy-scale-invariance reports timings in its table
+            for r in [*ta, *b["outcome"]["table"]]:
+                r.pop("seconds", None)
+        assert comparable(a) == comparable(b)
+    again = []
+    verify(claims, "full", cache=tmp_path, on_start=lambda c: again.append(c.id))
+    assert again == []  # everything finished: nothing re-runs
+
+
+def test_error_rows_are_not_cached(tmp_path):
+    rc = RunCache(tmp_path)
+    rc.store_row({"id": "x", "verdict": "error"})
+    assert rc.load_row() is None
+    rc.store_row({"id": "x", "verdict": "holds"})
+    assert rc.load_row() == {"id": "x", "verdict": "holds"}
