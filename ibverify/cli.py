@@ -27,7 +27,8 @@ PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at 
 
 
 class _Parser(argparse.ArgumentParser):
-    """One-line errors; `defer(fn)` adds arguments only when this (sub)parser is actually used."""
+    """One-line errors; `defer(fn)` adds arguments only when this (sub)parser parses arguments that
+    need them: fn(parser, args) with args None (add unconditionally) or the argument strings."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -36,12 +37,11 @@ class _Parser(argparse.ArgumentParser):
     def defer(self, fn) -> None:
         self._deferred.append(fn)
 
-    def run_deferred(self) -> None:
-        while self._deferred:
-            self._deferred.pop(0)(self)
+    def run_deferred(self, args=None) -> None:
+        self._deferred = [fn for fn in self._deferred if not fn(self, args)]
 
     def parse_known_args(self, args=None, namespace=None):
-        self.run_deferred()
+        self.run_deferred(list(sys.argv[1:] if args is None else args))
         return super().parse_known_args(args, namespace)
 
     def error(self, message):  # one line, no usage dump
@@ -213,13 +213,13 @@ def cmd_train(args) -> int:
         return 0
     import numpy as np
 
-    from .engine import run
     from .oracles import normalized_margin
     from .progress import Progress
 
     D = _load(args.data, quiet=args.quiet or args.json)
     spec = _spec_from_args(args).resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
+    from .engine import run  # numba: imported once the input is known to be good
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
     try:
         r = run(D.Z, spec, steps, checkpoints=args.checkpoints, engine=args.engine, progress=bar.steps,
@@ -312,7 +312,8 @@ def _optimizer_names() -> tuple[str, ...]:
 def _add_train_parser(sub) -> None:
     names = _optimizer_names()
     t = sub.add_parser("train", help="run an optimizer on a dataset", description=(
-        "Run an optimizer on a linear model (or a paper-2 network with --model). Optimizers: "
+        "Run an optimizer on a linear model (or a paper-2 network with --model, whose options "
+        "are listed here too). Optimizers: "
         + ", ".join(names) + "."))
     t.add_argument("--data", required=True, metavar="FILE",
                    help=".npz (arrays X, y) or .csv (comma-separated, label ±1 in the last column, optional header)")
@@ -347,10 +348,17 @@ def _add_train_parser(sub) -> None:
     t.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no 'loaded' line")
 
-    def network_arguments(parser):
+    def network_arguments(parser, args) -> bool:
+        """Add the paper-2 network options (importing their module, which is heavy) only for `--help`
+        or when an option the linear parser does not know is given (e.g. --model)."""
+        known = parser._option_string_actions
+        if args is not None and not any(a in ("-h", "--help") or (a.startswith("-") and a.split("=")[0] not in known)
+                                        for a in args):
+            return False
         from .networks_bridge import add_network_arguments
 
         add_network_arguments(parser)
+        return True
 
     t.defer(network_arguments)
     t.set_defaults(func=cmd_train)
