@@ -84,3 +84,109 @@ def test_unknown_format_and_missing(tmp_path):
     (tmp_path / "d.txt").write_text("1")
     with pytest.raises(IbverifyError, match="unsupported data format"):
         load_dataset(tmp_path / "d.txt")
+
+
+# ---------------------------------------------------------------- CSV: no row is ever dropped silently
+CSV_ROWS = "1.0,2.0,1\n-1.0,-2.0,-1\n2.0,1.0,1\n"
+
+
+@pytest.mark.parametrize("text,shape", [
+    (CSV_ROWS, (3, 2)),
+    ("x1,x2,label\n" + CSV_ROWS, (3, 2)),                      # header: no cell is a number
+    ("\ufeff" + CSV_ROWS, (3, 2)),                              # spreadsheet "CSV UTF-8" BOM: first row kept
+    ("\ufeffx1,x2,label\n" + CSV_ROWS, (3, 2)),
+    ('"sepal length","petal width",label\n' + CSV_ROWS, (3, 2)),  # quoted header cells with spaces
+    ("\n" + CSV_ROWS + "\n\n", (3, 2)),                         # blank lines carry no data
+    (CSV_ROWS.replace("\n", "\r\n"), (3, 2)),
+])
+def test_csv_rows_are_all_kept(tmp_path, text, shape):
+    p = tmp_path / "d.csv"
+    p.write_bytes(text.encode("utf-8"))
+    D = load_dataset(p)
+    assert D.X.shape == shape
+    np.testing.assert_array_equal(D.X[0], [1.0, 2.0])  # the first data row is never taken for a header
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("1.0,abc,2.0,3,4,1\n1,2,3,4,5,-1\n", r"line 1 mixes numbers and text \('abc'\)"),  # typo in row 1
+    ("x1,2,label\n" + CSV_ROWS, "line 1 mixes numbers and text"),
+    ("1.0,2.0,1,\n-1.0,-2.0,-1,\n", "line 1 ends with a comma"),
+    ("x1,x2,label,\n" + CSV_ROWS, "line 1 ends with a comma"),
+    ("1.0;2.0;1\n-1.0;-2.0;-1\n", "separated by ';'"),
+    ("x1;x2;label\n1;2;1\n", "separated by ';'"),
+    ("1.0 2.0 1\n-1.0 -2.0 -1\n", "separated by spaces"),
+    ("1.0\t2.0\t1\n-1.0\t-2.0\t-1\n", "separated by tab"),
+    ("1.0,,1\n-1.0,-2.0,-1\n", "line 1 has an empty cell"),
+    ("x1,x2,label\n", "no numeric rows"),
+    ("x1,label\n" + CSV_ROWS, "header has 2 columns but the rows have 3"),
+    ("", "empty CSV file"),
+])
+def test_csv_malformed_is_a_clear_error(tmp_path, text, msg):
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    with pytest.raises(IbverifyError, match=msg) as e:
+        load_dataset(p)
+    assert "\n" not in str(e.value)
+
+
+def test_csv_not_utf8(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_bytes(b"1,2,1\n\xff\xfe,1,1\n")
+    with pytest.raises(IbverifyError, match="not UTF-8"):
+        load_dataset(p)
+
+
+# ---------------------------------------------------------------- npz: damaged files and non-real arrays
+def _good_npz_bytes(tmp_path):
+    p = tmp_path / "good.npz"
+    np.savez(p, X=np.array([[1.0, 2.0], [-1.0, -2.0], [2.0, 1.0]]), y=np.array([1.0, -1.0, 1.0]))
+    return p.read_bytes()
+
+
+@pytest.mark.parametrize("mangle,msg", [
+    (lambda b: b"", "empty file"),
+    (lambda b: b[: len(b) // 2], "truncated"),
+    (lambda b: b[:-5], "truncated"),
+    (lambda b: bytes(x ^ (0x20 if i == 120 else 0) for i, x in enumerate(b)), "corrupt"),  # Bad CRC-32
+    (lambda b: b"\x93NUMPY" + b[6:60], "not an .npz archive"),
+    (lambda b: bytes(range(256)) * 3, "not an .npz archive"),
+])
+def test_damaged_npz_is_a_one_line_error(tmp_path, mangle, msg):
+    p = tmp_path / "d.npz"
+    p.write_bytes(mangle(_good_npz_bytes(tmp_path)))
+    with pytest.raises(IbverifyError, match=msg) as e:
+        load_dataset(p)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("arrays,msg", [
+    (dict(X=np.array([[1.0 + 2j, 0.0], [-1.0, 0.0]]), y=np.array([1.0, -1.0])), "X is complex"),
+    (dict(X=np.array([[1.0, 0.0], [-1.0, 0.0]]), y=np.array([1.0 + 0j, -1.0])), "y is complex"),
+    (dict(X=np.array([[1, "a"]], dtype=object), y=np.array([1.0])), "object array"),
+    (dict(X=np.array([["1", "2"]]), y=np.array([1.0])), "real numbers, not dtype <U1"),
+])
+def test_non_real_arrays_are_refused(tmp_path, arrays, msg):
+    with pytest.raises(IbverifyError, match=msg):
+        load_dataset(_npz(tmp_path, **arrays))
+
+
+def test_integer_and_bool_arrays_are_accepted(tmp_path):
+    D = load_dataset(_npz(tmp_path, X=np.array([[1, 2], [-1, -2]]), y=np.array([1, -1])))
+    assert D.X.dtype == np.float64 and D.y.tolist() == [1.0, -1.0]
+
+
+def test_extreme_values_separability_is_decided(tmp_path):
+    # issue 11: an entry of 1e308 gave "HiGHS Status 2: Model error"
+    X = np.array([[1.0, 0.5], [-1.0, -0.2], [0.3, 1.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    for s in (1e308, 1e-300):
+        D = load_dataset(_npz(tmp_path, X=s * X, y=y))
+        assert np.min(D.Z @ separability_certificate(D)) > 0
+    with pytest.raises(IbverifyError, match="not linearly separable"):
+        load_dataset(_npz(tmp_path, X=1e308 * np.array([[1.0], [1.0]]), y=np.array([1.0, -1.0])))
+
+
+def test_inert_coordinates_are_reported(tmp_path):
+    X = np.array([[0.0, 1.0, 0.0, 2.0], [0.0, -1.0, 0.0, -0.5]])
+    D = load_dataset(_npz(tmp_path, X=X, y=np.array([1.0, -1.0])))
+    assert D.inert.tolist() == [0, 2]
