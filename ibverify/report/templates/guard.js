@@ -1,0 +1,1 @@
+window.addEventListener('error',function(e){document.body.setAttribute('data-jserror',e.message)});
