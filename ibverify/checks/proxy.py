@@ -28,9 +28,7 @@ from ..optim import OptimizerSpec
 from ..theory import fixed_point, metric, padam, symbolic
 from ..theory.linf_set import max_cos_bound
 from .prop import Example, run_property
-
-FLOOR = 1e-12  # a gap this small counts as reached (no trend needed)
-
+from .rules import falling
 
 # ---------------------------------------------------------------- data, references, runs
 
@@ -93,14 +91,6 @@ def linf_gaps(Z: np.ndarray, ws: np.ndarray, gamma: float) -> np.ndarray:
     return np.array([(gamma - normalized_margin(Z, w, "linf")) / gamma for w in ws])
 
 
-def falls(x: np.ndarray, gap: np.ndarray) -> bool:
-    """The gap at the horizon is below its value one decade earlier (or already ≤ FLOOR)."""
-    if gap[-1] <= FLOOR:
-        return True
-    earlier = gap[x <= x[-1] / 10]
-    return bool(len(earlier) and gap[-1] < earlier[-1])
-
-
 def _tag(r: dict) -> str:
     parts = [r["optimizer"]]
     for k in ("beta1", "beta2", "batch_size", "order", "lr"):
@@ -123,7 +113,8 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         l2:   ŵ2 is a fixed point (dist₁(c2, T(c2)) ≤ fp_tol, c2 = ℓ2 duals) and cos(p*, ŵ2) ≥ 1 − theory_gap;
         linf: p* attains γ∞: (γ∞ − γ∞(p*))/γ∞ ≤ theory_gap;
     (runs) every listed run approaches the target — cos ≥ cos_min to p* (fixed-point) or ŵ2 (l2), or
-    ℓ∞ gap ≤ gap_max (linf) — with the gap falling over the last decade; `beats` additionally asks
+    ℓ∞ gap ≤ gap_max (linf) — with the gap falling over the last decade by ≥ tolerance trend_drop
+    (rules.falling; a gap ≤ 1e-12 counts as reached); `beats` additionally asks
     cos(run, p*) > cos(run, ŵ2) and > an upper bound on the cosine to every ℓ∞ solution."""
     p = ctx.params
     target = p["target"]
@@ -168,7 +159,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                 gap, ok = 1 - c_l2, c_l2[-1] >= ctx.tol("cos_min")
             else:
                 gap, ok = gap_li, gap_li[-1] <= ctx.tol("gap_max")
-            trend = falls(x, np.maximum(gap, 0.0))
+            trend = falling(x, np.maximum(gap, 0.0), 1.0, ctx.tol("trend_drop"))
             bound = np.nan
             beat = True
             if p.get("beats"):

@@ -23,6 +23,7 @@ from ..evidence import Outcome, Series, log_slope, plain
 from ..optim import OptimizerSpec
 from ..theory import epoch_map as em
 from ..theory import symbolic
+from .rules import falling
 
 
 def _data(p: dict) -> np.ndarray:
@@ -54,11 +55,12 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
     """(a) sympy: the cyclic steady state of Adam's moments gives the claimed epoch map (N = 2..4);
     (a') numeric: frozen-gradient simulation vs the map for larger N, rtol;
     (b) along an Inc-Adam run: r_ep = ‖(w_{(r+1)N} − w_{rN})/η_{rN} + map(w_{rN})‖/‖map‖ falls
-        (log-log slope ≤ slope_max) and ends ≤ resid_max."""
+        (rules.falling: ≥ trend_drop below its value one decade of epochs earlier) and ends ≤ resid_max;
+        the fitted log-log slope is reported."""
     p = ctx.params
     claimed = p.get("map", "c_inc")
     emap = em.inc_epoch_map if claimed == "c_inc" else (lambda G, b1, b2: em.sign_map(G))
-    rtol, slope_max, resid_max = ctx.tol("rtol"), ctx.tol("slope_max"), ctx.tol("resid_max")
+    rtol, drop, resid_max = ctx.tol("rtol"), ctx.tol("trend_drop"), ctx.tol("resid_max")
 
     ctx.progress("sympy proofs")
     sym_ok, table, fails = _proofs(symbolic.prove_epoch_map_inc, p.get("symbolic_n", [2, 3, 4]), claimed=claimed)
@@ -91,7 +93,7 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
             disp = (W[int((ep + 1) * N)] - w0) / _eta(p, ep * N)
             res.append(float(np.linalg.norm(disp + pred) / np.linalg.norm(pred)))
         slope = log_slope(R.tolist(), res)
-        ok = slope <= slope_max and res[-1] <= resid_max
+        ok = falling(R, res, 1.0, drop) and res[-1] <= resid_max
         run_ok &= ok
         tag = f"b{b1}_{b2}"
         figures[f"final_residual_{tag}"], figures[f"slope_{tag}"] = res[-1], slope
@@ -111,8 +113,8 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
 def epoch_map_det(ctx: CheckContext) -> Outcome:
     """r_t = max over significant k (|∇L_k| ≥ τ‖∇L‖∞) of |(w_{t+1} − w_t)/η_t + sign(∇L(w_t))_k|,
     at log-spaced t (set to 0 when below the float64 rounding bound 8·ulp·‖w‖∞/η_t); holds when r_t
-    falls (below its value one decade earlier) and ends ≤ resid_max, for every (β1, β2[, horizon])
-    listed (the residual decays like η_t/(1 − β2), so β2 near 1 needs a longer horizon)."""
+    falls (rules.falling: ≥ trend_drop below its value one decade earlier) and ends ≤ resid_max, for
+    every (β1, β2[, horizon]) listed (the residual decays like η_t/(1 − β2), so β2 near 1 needs a longer horizon)."""
     p = ctx.params
     tau, resid_max = ctx.tol("significance"), ctx.tol("resid_max")
     Z = _data(p)
@@ -135,8 +137,7 @@ def epoch_map_det(ctx: CheckContext) -> Outcome:
             rounding = 8 * np.finfo(float).eps * np.abs(W[int(t) + 1]).max() / _eta(p, t)
             res.append(0.0 if r_t <= rounding else r_t)
         res_a = np.array(res)
-        earlier = res_a[T <= T[-1] / 10]
-        falls = bool(res_a[-1] == 0.0 or (len(earlier) and res_a[-1] < earlier[-1]))
+        falls = falling(T, res_a, 1.0, ctx.tol("trend_drop"))  # a zero residual (≤ 1e-12) counts as reached
         ok = falls and res_a[-1] <= resid_max
         holds &= ok
         figures[f"final_residual_b{b1}_{b2}"] = res_a[-1]
