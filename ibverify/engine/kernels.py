@@ -16,6 +16,26 @@ kernel runs naive float64 (s ≡ 0): it freezes once g² underflows (NUMERICS.md
 
 Batch gradient: log-weights l_i = log|ℓ'(z_i·w)|; with L = max over the batch, the relative
 gradient is g̃_k = −(1/b) Σ_i e^{l_i − L} z_ik and the true one g_k = e^{L} g̃_k.
+Per-coordinate frames for memoryless updates (issue 10 item 7): when the state keeps no memory
+(Adam with β2 = 0, Signum with β = 0) or the update is a per-coordinate ratio (AdamProxy), a
+coordinate whose every batch contribution is far below the batch's largest weight
+(max_i e^{l_i − L}|z_ik| < CUT, or CUT_SQ where squares must stay normal) would be flushed to 0 (or
+lose precision) in the shared frame L, although the exact update there is O(1) (a full sign step at
+β2 = 0). Such a coordinate is recomputed in its own frame L_k = max{l_i : z_ik ≠ 0}:
+g̃_k = −(1/b) Σ_i e^{l_i − L_k} z_ik (and the squares for AdamProxy), and the moment kernels take its
+step there (s_k = −L_k, exact moments (1−β1)g, (1−β2)g²). With memory (β2 > 0 at b > 1) a batch whose
+margins spread past ≈ 700 can still overflow the re-framing: the run stops with a clear error.
+
+Speed (issue 12): every kernel is compiled with error_model='numpy' (no ZeroDivisionError check per
+division, so the hot loops vectorize; every division is guarded, results are bit-identical).
+Lazy frame test (Adam): v_new = β2 v + (1−β2) g² ≥ β2 v, so if every v̂_k ≥ 2·TINY/β2 before a step
+that needs no pre-step shift (L + S ≤ 0), no coordinate can become tiny or lost in that step: such
+steps run a branch-free loop with the identical arithmetic (and only test v̂_k < 2·TINY/β2 for the
+next step). Not for Signum (m is signed and can cancel to 0 in one step).
+Log-weight shortcut: for z ≥ 37, −z − log1p(e^{−z}) rounds to −z exactly in float64 (e^{−37} <
+2^{−53}·37/2), so −z is returned without two libm calls (bit-identical).
+Samples: either an index block idx (steps, b), or, for cyclic order, no array at all (idx of shape
+(0, b)): step t uses positions pos + t·b, …, pos + t·b + b − 1 (mod N) of 0, 1, …, N−1.
 Diagnostics (counters): flushed (a batch sample's relative weight underflowed to 0), shifts
 (frame moves), stalled (steps where the true gradient is nonzero but w did not change at all; single
 such steps are normal for samples with negligible weight), streak (current run of consecutive stalled
@@ -34,27 +54,51 @@ LOGISTIC, EXPONENTIAL = 0, 1
 TINY = 1e-150  # moments below this are brought back to O(1)
 LOST = 1e-280  # a v below this has (nearly) left the normal range: recompute in a frame at g
 SAFE = 700.0   # e^{L + S} is used only while L + S ≤ SAFE (else one exp per coordinate)
+CUT = 1e-290   # memoryless Signum: a coordinate whose largest relative contribution is below this gets
+CUT_SQ = 1e-145  # its own frame; AdamProxy and memoryless Adam square the contributions: below this
+SHORTCUT = 37.0  # log-weight: −z − log1p(e^{−z}) == −z in float64 for z ≥ 37
+PLAIN_MIN_D = 64  # from this d a kernel specialization with the plain lazy loop is used (faster there only)
 N_DIAG = 4
+JIT = dict(cache=True, error_model="numpy")
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(inline="always", **JIT)
 def _log_weight(z, loss):
-    if loss == EXPONENTIAL:
+    if loss == EXPONENTIAL or z >= SHORTCUT:
         return -z
     if z > 0:
         return -z - math.log1p(math.exp(-z))
     return -math.log1p(math.exp(z))
 
 
-@nb.njit(cache=True)
-def _batch_gradient(Z, idx, step, w, loss, lw, gt, gsq, diag):
+@nb.njit(inline="always", **JIT)
+def _fill_rows(idx, step, p, n, rows):
+    """Sample indices of this step into rows; p is the cyclic position (used when idx is empty)."""
+    b = rows.shape[0]
+    if idx.shape[0] == 0:
+        for j in range(b):
+            rows[j] = p
+            p += 1
+            if p == n:
+                p = 0
+    else:
+        for j in range(b):
+            rows[j] = idx[step, j]
+    return p
+
+
+@nb.njit(**JIT)
+def _batch_gradient(Z, rows, w, loss, lw, gt, gsq, diag, cut, gown, Lk, own):
     """Relative batch gradient g̃ = −(1/b) Σ_i e^{l_i − L} z_i (and Σ_i (e^{l_i − L} z_i)², if gsq is
-    not empty); returns (L, any g̃_k ≠ 0). Batch size 1: g̃ = −z_i exactly."""
-    b = idx.shape[1]
+    not empty); returns (L, any g̃_k ≠ 0, number of own-frame coordinates). Batch size 1: g̃ = −z_i
+    exactly. With cut > 0, a coordinate with max_i e^{l_i − L}|z_ik| < cut is recomputed in its own
+    frame L_k (module docstring): in place in gt/gsq if own is empty (AdamProxy: scale free per
+    coordinate), else into gown[k], Lk[k] with own[k] = True and gt[k] = 0 (moment kernels)."""
+    b = rows.shape[0]
     d = Z.shape[1]
     L = -np.inf
     for j in range(b):
-        i = idx[step, j]
+        i = rows[j]
         zw = 0.0
         for k in range(d):
             zw += Z[i, k] * w[k]
@@ -62,20 +106,22 @@ def _batch_gradient(Z, idx, step, w, loss, lw, gt, gsq, diag):
         L = max(L, lw[j])
     nonzero = False
     if b == 1 and gsq.shape[0] == 0:
-        i = idx[step, 0]
+        i = rows[0]
         for k in range(d):
             gt[k] = -Z[i, k]
             nonzero |= gt[k] != 0.0
-        return L, nonzero
+        return L, nonzero, 0
     for k in range(d):
         gt[k] = 0.0
     for k in range(gsq.shape[0]):
         gsq[k] = 0.0
+    cmin = 1.0
     for j in range(b):
         c = math.exp(lw[j] - L)
+        cmin = min(cmin, c)
         if c == 0.0:
             diag[0] += 1
-        i = idx[step, j]
+        i = rows[j]
         for k in range(d):
             gk = c * Z[i, k]
             gt[k] -= gk
@@ -85,10 +131,54 @@ def _batch_gradient(Z, idx, step, w, loss, lw, gt, gsq, diag):
     for k in range(d):
         gt[k] /= b
         nonzero |= gt[k] != 0.0
-    return L, nonzero
+    nown = 0
+    if cut > 0.0 and cmin < cut:
+        nown = _own_frames(Z, rows, lw, L, gt, gsq, cut, gown, Lk, own)
+        nonzero |= nown > 0
+    return L, nonzero, nown
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**JIT)
+def _own_frames(Z, rows, lw, L, gt, gsq, cut, gown, Lk, own):
+    """Recompute far coordinates in their own frame (see _batch_gradient); returns how many."""
+    b = rows.shape[0]
+    d = Z.shape[1]
+    count = 0
+    for k in range(d):
+        if own.shape[0] > 0:
+            own[k] = False
+        dom = 0.0
+        Lown = -np.inf
+        for j in range(b):
+            z = Z[rows[j], k]
+            if z != 0.0:
+                dom = max(dom, math.exp(lw[j] - L) * abs(z))
+                Lown = max(Lown, lw[j])
+        if dom >= cut or Lown == -np.inf:
+            continue
+        g = 0.0
+        sq = 0.0
+        for j in range(b):
+            z = Z[rows[j], k]
+            if z != 0.0:  # (a sample with z_ik = 0 may lie above L_k: e^{l_i − L_k} can overflow)
+                gk = math.exp(lw[j] - Lown) * z
+                g -= gk
+                sq += gk * gk
+        g /= b
+        count += 1
+        if own.shape[0] == 0:
+            gt[k] = g
+            if gsq.shape[0] > 0:
+                gsq[k] = sq
+        else:
+            gt[k] = 0.0
+            gown[k] = g
+            Lk[k] = Lown
+            own[k] = True
+    return count
+
+
+@nb.njit(inline="always", **JIT)
 def _mul_exp(x, r):
     """x·e^r without overflowing the factor (r can exceed 709 when x is subnormal)."""
     while r > 700.0:
@@ -97,7 +187,7 @@ def _mul_exp(x, r):
     return x * math.exp(r)
 
 
-@nb.njit(cache=True)
+@nb.njit(**JIT)
 def _refresh(s, q, epss, eps):
     """S = max_k s_k, q_k = e^{s_k − S} ≤ 1, epss_k = ε e^{s_k}."""
     S = s.max()
@@ -107,111 +197,223 @@ def _refresh(s, q, epss, eps):
     return S
 
 
-@nb.njit(cache=True)
-def _moment_chunk(adam, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag):
-    """Adam (adam=True: u = m̂/(√v̂ + ε)) or Signum (u = sign m) in the log-frame; w, m, v, s in place.
+@nb.njit(**JIT)
+def _all_at_least(v, thr):
+    for k in range(v.shape[0]):
+        if not v[k] >= thr:
+            return False
+    return True
+
+
+@nb.njit(inline="always", **JIT)
+def _reframe(adam, k, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2):
+    """No memory left at coordinate k: exact moments (1−β1)g, (1−β2)g² in a frame at g (s_k = −Lg),
+    and the step taken there. Returns whether w_k changed."""
+    s[k] = -Lg
+    m[k] = (1.0 - b1) * g
+    if adam:
+        v[k] = (1.0 - b2) * g * g
+        den = math.sqrt(v[k] / c2) + (eps * math.exp(s[k]) if eps > 0.0 else 0.0)
+        u = (m[k] / c1) / den
+    else:
+        u = 1.0 if m[k] > 0.0 else -1.0
+    wn = w[k] - eta * u
+    moved = wn != w[k]
+    w[k] = wn
+    return moved
+
+
+@nb.njit(**JIT)
+def _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
+                 b1, b2, eps, log_frame, diag):
+    """One Adam/Signum step (general path) given the batch gradient g̃ (gt, L); returns the new S.
     Kept branch-light so the coordinate loop stays tight: frame moves happen in separate rare passes."""
-    nsteps = idx.shape[0]
-    d = Z.shape[1]
-    lw = np.empty(idx.shape[1])
-    gt = np.empty(d)
-    nogsq = np.empty(0)
-    q = np.empty(d)
-    epss = np.empty(d)
-    S = _refresh(s, q, epss, eps)
-    for step in range(nsteps):
-        t = t0 + step
-        eta = lr * math.pow(t + 1.0, -decay)
-        L, nonzero = _batch_gradient(Z, idx, step, w, loss, lw, gt, nogsq, diag)
-        if log_frame and L + S > 0.0:  # pre-step shift (rare): the gradient is above a frame
-            shifted = False
-            for k in range(d):
-                e = L + s[k]
-                if e > 0.0 and gt[k] != 0.0:
-                    m[k] *= math.exp(-e)
-                    v[k] *= math.exp(-2.0 * e)
-                    s[k] -= e
-                    diag[1] += 1
-                    shifted = True
-            if shifted:
-                S = _refresh(s, q, epss, eps)
-        c1 = 1.0 - b1 ** (t + 1.0) if bias_corr else 1.0
-        c2 = 1.0 - b2 ** (t + 1.0) if bias_corr else 1.0
-        safe = L + S <= SAFE
-        a = math.exp(L + S) if safe else 0.0
-        moved = False
-        tiny = False
-        lost = False
-        if safe and adam:  # the hot loop: branch-free so it can vectorize
-            for k in range(d):
-                gh = gt[k] * (a * q[k])  # (for b = 1, gt = −z_i exactly)
-                mk = b1 * m[k] + (1.0 - b1) * gh
+    d = w.shape[0]
+    if log_frame and L + S > 0.0:  # pre-step shift (rare): the gradient is above a frame
+        shifted = False
+        for k in range(d):
+            e = L + s[k]
+            if e > 0.0 and gt[k] != 0.0:
+                m[k] *= math.exp(-e)
+                v[k] *= math.exp(-2.0 * e)
+                s[k] -= e
+                diag[1] += 1
+                shifted = True
+        if shifted:
+            S = _refresh(s, q, epss, eps)
+    safe = L + S <= SAFE
+    a = math.exp(L + S) if safe else 0.0
+    moved = False
+    tiny = False
+    lost = False
+    if safe and adam:  # branch-free so it can vectorize
+        for k in range(d):
+            gh = gt[k] * (a * q[k])  # (for b = 1, gt = −z_i exactly)
+            mk = b1 * m[k] + (1.0 - b1) * gh
+            vk = b2 * v[k] + (1.0 - b2) * gh * gh
+            m[k] = mk
+            v[k] = vk
+            tiny |= (vk > 0.0) & (vk < TINY)
+            gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below in a frame at g
+            lost |= gone
+            den = math.sqrt(vk / c2) + epss[k]
+            u = 0.0 if (gone or den == 0.0) else (mk / c1) / den
+            wn = w[k] - eta * u
+            moved |= wn != w[k]
+            w[k] = wn
+    else:
+        for k in range(d):
+            if safe:
+                gh = gt[k] * (a * q[k])
+            else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
+                gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
+            mk = b1 * m[k] + (1.0 - b1) * gh
+            m[k] = mk
+            if adam:
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
-                m[k] = mk
                 v[k] = vk
                 tiny |= (vk > 0.0) & (vk < TINY)
-                gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below in a frame at g
-                lost |= gone
                 den = math.sqrt(vk / c2) + epss[k]
-                u = 0.0 if (gone or den == 0.0) else (mk / c1) / den
-                wn = w[k] - eta * u
-                moved |= wn != w[k]
-                w[k] = wn
+                u = (mk / c1) / den if den > 0.0 else 0.0
+                if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
+                    lost = True
+                    u = 0.0
+            else:
+                tiny |= (mk != 0.0) & (abs(mk) < TINY)
+                u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
+                if log_frame and mk == 0.0 and gt[k] != 0.0:
+                    lost = True
+            wn = w[k] - eta * u
+            moved |= wn != w[k]
+            w[k] = wn
+    if log_frame and lost:  # no memory left: exact moments (1−β1)g, (1−β2)g² in a frame at g
+        for k in range(d):
+            if gt[k] != 0.0 and ((adam and v[k] < LOST) or (not adam and m[k] == 0.0)):
+                moved |= _reframe(adam, k, gt[k], L, w, m, v, s, eta, b1, b2, eps, c1, c2)
+                diag[1] += 1
+        S = _refresh(s, q, epss, eps)
+    if nown > 0:  # memoryless state, coordinates in their own frame L_k (gt_k = 0 above: no step yet)
+        for k in range(d):
+            if own[k]:
+                moved |= _reframe(adam, k, gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2)
+                diag[1] += 1
+        S = _refresh(s, q, epss, eps)
+    if log_frame and tiny:  # post-step shift (rare): bring tiny moments back to O(1)
+        for k in range(d):
+            x = v[k] if adam else abs(m[k])
+            if 0.0 < x < TINY:
+                r = -0.5 * math.log(x) if adam else -math.log(x)
+                m[k] = _mul_exp(m[k], r)
+                v[k] = _mul_exp(v[k], 2.0 * r)
+                s[k] += r
+                diag[1] += 1
+        S = _refresh(s, q, epss, eps)
+    _count_stall(diag, nonzero, moved)
+    return S
+
+
+@nb.njit(inline="always", **JIT)
+def _lazy_step(g, a, q, epss, w, m, v, eta, b1, b2, c1, c2, thr):
+    """The Adam step when the lazy frame test holds (module docstring): the same arithmetic as the
+    general path with gh = g̃_k·(a·q_k), no frame tests. Returns (some v̂_k < thr, w changed)."""
+    low = False
+    moved = False
+    for k in range(w.shape[0]):
+        gh = g[k] * (a * q[k])
+        mk = b1 * m[k] + (1.0 - b1) * gh
+        vk = b2 * v[k] + (1.0 - b2) * gh * gh
+        m[k] = mk
+        v[k] = vk
+        low |= vk < thr
+        den = math.sqrt(vk / c2) + epss[k]
+        wn = w[k] - eta * ((mk / c1) / den)
+        moved |= wn != w[k]
+        w[k] = wn
+    return low, moved
+
+
+@nb.njit(inline="always", **JIT)
+def _lazy_step_plain(g, a, w, m, v, eta, b1, b2, thr):
+    """_lazy_step when ε = 0, there is no bias correction and every q_k = 1: the factors that are
+    exactly 1 and the terms that are exactly 0 dropped (bit-identical, a shorter loop)."""
+    low = False
+    moved = False
+    for k in range(w.shape[0]):
+        gh = g[k] * a
+        mk = b1 * m[k] + (1.0 - b1) * gh
+        vk = b2 * v[k] + (1.0 - b2) * gh * gh
+        m[k] = mk
+        v[k] = vk
+        low |= vk < thr
+        wn = w[k] - eta * (mk / math.sqrt(vk))
+        moved |= wn != w[k]
+        w[k] = wn
+    return low, moved
+
+
+@nb.njit(**JIT)
+def _moment_chunk(adam, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss,
+                  log_frame, diag, with_plain):
+    """Adam (adam=True: u = m̂/(√v̂ + ε)) or Signum (u = sign m) in the log-frame; w, m, v, s in place.
+    Adam steps that pass the lazy frame test run _lazy_step; the others _moment_step."""
+    nb.literally(with_plain)  # compiled once per value: the other loop is not in the code at all
+    n, d = Z.shape
+    b = idx.shape[1]
+    rows = np.empty(b, dtype=np.int64)
+    lw = np.empty(b)
+    gt = np.empty(d)
+    nogsq = np.empty(0)
+    gown = np.empty(d)
+    Lk = np.empty(d)
+    own = np.zeros(d, dtype=np.bool_)
+    q = np.empty(d)
+    epss = np.empty(d)
+    rownz = np.empty(n, dtype=np.bool_)  # batch size 1: is g̃ = −z_i nonzero
+    for i in range(n):
+        rownz[i] = False
+        for k in range(d):
+            rownz[i] |= Z[i, k] != 0.0
+    S = _refresh(s, q, epss, eps)
+    memoryless = log_frame and b > 1 and ((adam and b2 == 0.0) or ((not adam) and b1 == 0.0))
+    cut = (CUT_SQ if adam else CUT) if memoryless else 0.0  # Adam squares g̃: its v̂ must stay normal
+    thr = 2.0 * TINY / b2 if (adam and log_frame and b2 > 0.0) else np.inf
+    lazy = adam and log_frame and _all_at_least(v, thr)
+    unit = eps == 0.0 and not bias_corr
+    plain = unit and _all_at_least(-q, -1.0)
+    p = pos
+    for step in range(nsteps):
+        p = _fill_rows(idx, step, p, n, rows)
+        t = t0 + step
+        eta = lr * math.pow(t + 1.0, -decay)
+        c1 = 1.0 - b1 ** (t + 1.0) if bias_corr else 1.0
+        c2 = 1.0 - b2 ** (t + 1.0) if bias_corr else 1.0
+        nown = 0
+        if b == 1:
+            i = rows[0]
+            zw = 0.0
+            for k in range(d):
+                zw += Z[i, k] * w[k]
+            L = _log_weight(zw, loss)
+            nonzero = rownz[i]
+            for k in range(d):
+                gt[k] = -Z[i, k]
         else:
-            for k in range(d):
-                if safe:
-                    gh = gt[k] * (a * q[k])
-                else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
-                    gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
-                mk = b1 * m[k] + (1.0 - b1) * gh
-                m[k] = mk
-                if adam:
-                    vk = b2 * v[k] + (1.0 - b2) * gh * gh
-                    v[k] = vk
-                    tiny |= (vk > 0.0) & (vk < TINY)
-                    den = math.sqrt(vk / c2) + epss[k]
-                    u = (mk / c1) / den if den > 0.0 else 0.0
-                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
-                        lost = True
-                        u = 0.0
-                else:
-                    tiny |= (mk != 0.0) & (abs(mk) < TINY)
-                    u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
-                    if log_frame and mk == 0.0 and gt[k] != 0.0:
-                        lost = True
-                wn = w[k] - eta * u
-                moved |= wn != w[k]
-                w[k] = wn
-        if log_frame and lost:  # no memory left: exact moments (1−β1)g, (1−β2)g² in a frame at g
-            for k in range(d):
-                if gt[k] != 0.0 and ((adam and v[k] < LOST) or (not adam and m[k] == 0.0)):
-                    s[k] = -L
-                    m[k] = (1.0 - b1) * gt[k]
-                    if adam:
-                        v[k] = (1.0 - b2) * gt[k] * gt[k]
-                        den = math.sqrt(v[k] / c2) + (eps * math.exp(s[k]) if eps > 0.0 else 0.0)
-                        u = (m[k] / c1) / den
-                    else:
-                        u = 1.0 if m[k] > 0.0 else -1.0
-                    wn = w[k] - eta * u
-                    moved |= wn != w[k]
-                    w[k] = wn
-                    diag[1] += 1
-            S = _refresh(s, q, epss, eps)
-        if log_frame and tiny:  # post-step shift (rare): bring tiny moments back to O(1)
-            for k in range(d):
-                x = v[k] if adam else abs(m[k])
-                if 0.0 < x < TINY:
-                    r = -0.5 * math.log(x) if adam else -math.log(x)
-                    m[k] = _mul_exp(m[k], r)
-                    v[k] = _mul_exp(v[k], 2.0 * r)
-                    s[k] += r
-                    diag[1] += 1
-            S = _refresh(s, q, epss, eps)
-        _count_stall(diag, nonzero, moved)
+            L, nonzero, nown = _batch_gradient(Z, rows, w, loss, lw, gt, nogsq, diag, cut, gown, Lk, own)
+        if lazy and L + S <= 0.0:
+            if with_plain and plain:
+                low, moved = _lazy_step_plain(gt, math.exp(L + S), w, m, v, eta, b1, b2, thr)
+            else:
+                low, moved = _lazy_step(gt, math.exp(L + S), q, epss, w, m, v, eta, b1, b2, c1, c2, thr)
+            lazy = not low
+            _count_stall(diag, nonzero, moved)
+        else:
+            S = _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
+                             b1, b2, eps, log_frame, diag)
+            lazy = adam and log_frame and _all_at_least(v, thr)
+            plain = unit and _all_at_least(-q, -1.0)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(inline="always", **JIT)
 def _count_stall(diag, nonzero, moved):
     if nonzero and not moved:
         diag[2] += 1
@@ -220,18 +422,24 @@ def _count_stall(diag, nonzero, moved):
         diag[3] = 0
 
 
-@nb.njit(cache=True)
-def _stateless_chunk(kind, Z, idx, w, t0, lr, decay, loss, diag):
+@nb.njit(**JIT)
+def _stateless_chunk(kind, Z, idx, pos, nsteps, w, t0, lr, decay, loss, diag):
     """GD (u = e^{L} g̃: the true step, which underflows), NGD (u = g̃/‖g̃‖) and AdamProxy
     (u = g̃ ⊘ sqrt(Σ_i (e^{l_i − L} z_i)²)); the last two are scale free."""
-    d = Z.shape[1]
-    lw = np.empty(idx.shape[1])
+    n, d = Z.shape
+    b = idx.shape[1]
+    rows = np.empty(b, dtype=np.int64)
+    lw = np.empty(b)
     gt = np.empty(d)
     gsq = np.empty(d if kind == PROXY else 0)
-    for step in range(idx.shape[0]):
+    noown = np.zeros(0, dtype=np.bool_)
+    cut = CUT_SQ if kind == PROXY else 0.0
+    p = pos
+    for step in range(nsteps):
+        p = _fill_rows(idx, step, p, n, rows)
         t = t0 + step
         eta = lr * math.pow(t + 1.0, -decay)
-        L, nonzero = _batch_gradient(Z, idx, step, w, loss, lw, gt, gsq, diag)
+        L, nonzero, _ = _batch_gradient(Z, rows, w, loss, lw, gt, gsq, diag, cut, gt, gt, noown)
         if kind == NGD:
             nrm = 0.0
             for k in range(d):
@@ -251,11 +459,17 @@ def _stateless_chunk(kind, Z, idx, w, t0, lr, decay, loss, diag):
         _count_stall(diag, nonzero, moved)
 
 
-@nb.njit(cache=True)
-def run_chunk(kind, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag):
-    """Advance w (and state m, v, s) by idx.shape[0] steps starting at global step t0, in place."""
+@nb.njit(**JIT)
+def run_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame,
+              diag):
+    """Advance w (and state m, v, s) by nsteps steps starting at global step t0, in place. Samples:
+    idx[step] (shape (nsteps, b)), or cyclic from position pos when idx has 0 rows (shape (0, b))."""
     if kind == ADAM or kind == SIGNUM:
-        _moment_chunk(kind == ADAM, Z, idx, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss,
-                      log_frame, diag)
+        if kind == ADAM and Z.shape[1] >= PLAIN_MIN_D and eps == 0.0 and not bias_corr:
+            _moment_chunk(True, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr,
+                          loss, log_frame, diag, True)
+        else:
+            _moment_chunk(kind == ADAM, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr,
+                          loss, log_frame, diag, False)
     else:
-        _stateless_chunk(kind, Z, idx, w, t0, lr, decay, loss, diag)
+        _stateless_chunk(kind, Z, idx, pos, nsteps, w, t0, lr, decay, loss, diag)

@@ -10,6 +10,8 @@ Start at w = 0. Every random choice comes from `spec.seed`.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -27,6 +29,11 @@ ENGINES = ("compiled", "reference", "mpmath")
 KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
         "ngd": K.NGD, "adam-proxy": K.PROXY}
 CHUNK_WORK = 1 << 21  # sample-steps per kernel call (bounds index memory, paces progress)
+# Test hooks (documented, read once per run): at the first chunk boundary ≥ the given step the run
+# sends itself SIGINT (exactly what Ctrl-C does) or SIGKILL (a crash), so interrupt/resume tests
+# choose the step instead of racing the engine's speed.
+INTERRUPT_AT_ENV = "IBVERIFY_INTERRUPT_AT_STEP"
+KILL_AT_ENV = "IBVERIFY_KILL_AT_STEP"
 
 
 @dataclass
@@ -64,7 +71,10 @@ def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.nd
 
     save_to (compiled engine): save the whole run state there atomically every `save_every` seconds
     and at the end; with resume=True continue from that file (bit-identical to an uninterrupted run).
-    Ctrl-C stops at the next chunk boundary, saves, and raises IbverifyError("interrupted ...").
+    Ctrl-C stops at the next chunk boundary (checked after every chunk, whatever the save schedule),
+    saves, and raises IbverifyError("interrupted ..."); without save_to it raises KeyboardInterrupt.
+    Test hooks: environment variables IBVERIFY_INTERRUPT_AT_STEP / IBVERIFY_KILL_AT_STEP = T make
+    the compiled run send itself SIGINT / SIGKILL at the first chunk boundary ≥ T.
     """
     if engine not in ENGINES:
         raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
@@ -103,21 +113,42 @@ class CompiledState:
         per = max(1, CHUNK_WORK // spec.batch_size)
         while steps > 0:
             k = int(min(steps, per))
-            idx = self.sampler.next(k)
-            K.run_chunk(KIND[spec.name], Z, idx, self.w, self.m, self.v, self.s, self.t, spec.lr,
+            idx, pos = sample_block(self.sampler, k)
+            K.run_chunk(KIND[spec.name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
                         spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
-                        K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL, log_frame, self.diag)
+                        loss_code(spec), log_frame, self.diag)
             self.t += int(k)
             steps -= k
             if not (np.all(np.isfinite(self.w)) and np.all(np.isfinite(self.m)) and np.all(np.isfinite(self.v))):
-                raise IbverifyError(f"{spec.name}: non-finite iterate or moment by step {self.t} "
-                                    f"(overflow; reduce --lr or check the data scale)")
+                raise IbverifyError(f"{spec.name}: non-finite iterate or moment by step {self.t} (overflow, or batch "
+                                    f"margins > 700 apart with momentum memory; reduce --lr or check the data scale)")
 
     def diagnostics(self) -> dict:
         f, sh, st, streak = (int(x) for x in self.diag)
         n, b = self.sampler.n, self.sampler.b
         return {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st, "stalled_streak": streak,
                 "frozen": frozen(streak, n, b), "max_log_scale": float(self.s.max(initial=0.0))}
+
+
+def loss_code(spec: OptimizerSpec) -> int:
+    return K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL
+
+
+def sample_block(sampler: Sampler, steps: int) -> tuple[np.ndarray, int]:
+    """(idx, pos) for kernels.run_chunk: cyclic order needs no index array (idx has 0 rows)."""
+    if sampler.order == "cyclic":
+        return np.empty((0, sampler.b), dtype=np.int64), sampler.take_cyclic(steps)
+    return sampler.next(steps), 0
+
+
+def _hook_step(name: str) -> int | None:
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise IbverifyError(f"{name} must be an integer step, got {raw!r}") from None
 
 
 def _run_compiled(Z, spec, cps, log_frame, progress, saver=None, resume=False):
@@ -129,6 +160,7 @@ def _run_compiled(Z, spec, cps, log_frame, progress, saver=None, resume=False):
             raise IbverifyError("--resume needs a checkpoint file")
         j0 = saver.load(st, ws)
     per = max(1, CHUNK_WORK // spec.batch_size)
+    interrupt_at, kill_at = _hook_step(INTERRUPT_AT_ENV), _hook_step(KILL_AT_ENV)
     with (saver.interruptible() if saver else contextlib.nullcontext()):
         for j in range(j0, len(cps)):
             c = cps[j]
@@ -136,8 +168,15 @@ def _run_compiled(Z, spec, cps, log_frame, progress, saver=None, resume=False):
                 st.advance(Z, spec, min(c - st.t, per - st.t % per), log_frame)
                 if progress:
                     progress(st.t, int(cps[-1]))
-                if saver and st.t < c:
-                    saver.maybe_save(st, ws, j)
+                if st.t == c:
+                    ws[j] = st.w
+                if kill_at is not None and st.t >= kill_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if interrupt_at is not None and st.t >= interrupt_at:
+                    interrupt_at = None
+                    signal.raise_signal(signal.SIGINT)  # exactly a Ctrl-C, handled below
+                if saver:  # after every chunk: honours a Ctrl-C whatever the save schedule
+                    saver.maybe_save(st, ws, j + 1 if st.t == c else j)
             ws[j] = st.w
         if saver:
             saver.save(st, ws, len(cps))
