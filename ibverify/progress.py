@@ -43,6 +43,8 @@ class Progress:
         if extra:
             bar.set_postfix_str(extra, refresh=False)
         bar.update(max(0, done - bar.n))
+        if done >= total:
+            bar.refresh()  # the last frame is drawn even inside tqdm's minimum interval
 
     def message(self, msg: str) -> None:
         if not self.enabled:
