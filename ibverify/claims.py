@@ -86,7 +86,8 @@ class CheckContext:
 
     cache: the folder of this run's resume cache (`ibverify.cache.RunCache`), None when caching is off;
     `run_property` reuses the examples stored there. on_example: called once per evaluated (or reused)
-    example, for whole-run progress."""
+    example, for whole-run progress. map_examples(evaluate, drawn) -> [Example | None]: evaluates
+    examples in parallel (set in a Dask worker: examples as tasks); None: one after the other."""
 
     claim: Claim
     tier: str
@@ -95,6 +96,7 @@ class CheckContext:
     progress: Callable[[str], None] = lambda msg: None
     cache: Any = None
     on_example: Callable[[], None] = lambda: None
+    map_examples: Callable[[Callable, list], list] | None = None
 
     def tol(self, name: str) -> float:
         return self.claim.tol(name)

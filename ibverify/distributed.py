@@ -10,8 +10,11 @@ Scheduling, retries and worker restarts are Dask's:
   hypothesis is not thread-safe), no memory limit, and no heartbeat timeout (a long numba kernel may
   hold the GIL for minutes).
 Workers load the same hypothesis profile as the client and seed every claim from (claim id, seed),
-so a claim's verdict and figures do not depend on which worker ran it. Progress (one event per
-example, throttled messages) reaches the client through Dask's event log (topic `TOPIC`).
+so a claim's verdict and figures do not depend on which worker ran it. Examples as tasks: a check
+built on `run_property` first records the examples hypothesis will draw, evaluates them as tasks
+(`example_task`, via `worker_client`), then runs the property on the precomputed values
+(ibverify.checks.prop._prefetch); the property, its order and its counterexample stay sequential.
+Progress (one event per example, throttled messages) reaches the client through Dask's event log (topic `TOPIC`).
 Dask is imported here only, when a cluster is used: `ibverify --help` stays fast.
 """
 
@@ -29,29 +32,79 @@ TOPIC = "ibverify-progress"
 RETRIES = 2
 
 
-def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str) -> dict:
-    """Run one claim in a Dask worker; progress goes to the client as events on TOPIC."""
-    from distributed import get_worker
+class _Events:
+    """Progress of a claim in a worker, sent to the client as events on TOPIC (messages at most 1/s).
+    Picklable (it finds its worker when called), so a check's closures can travel to example tasks."""
+
+    def __init__(self, claim_id: str):
+        self.claim_id, self.last = claim_id, 0.0
+
+    def _send(self, msg: dict) -> None:
+        from distributed import get_worker
+
+        try:
+            get_worker().log_event(TOPIC, {"claim": self.claim_id, **msg})
+        except ValueError:  # not in a worker
+            pass
+
+    def __call__(self, msg: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= 1.0:
+            self.last = now
+            self._send({"message": msg.splitlines()[-1][:200]})
+
+    def example(self) -> None:
+        self._send({"example": 1})
+
+
+def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, examples_as_tasks: bool = True) -> dict:
+    """Run one claim in a Dask worker; progress goes to the client as events on TOPIC. With
+    examples_as_tasks, a hypothesis-property check evaluates its examples as further tasks."""
+    import warnings
+
+    from hypothesis.errors import HypothesisDeprecationWarning
 
     from . import profiles
     from .verify import run_claim
 
     profiles.load(profile)
+    # hypothesis sees the worker's own threads draw from `random` during a draw and blames the strategy
+    warnings.filterwarnings("ignore", "Do not use the `random` module inside strategies", HypothesisDeprecationWarning)
     if cache is not None:  # in-run checkpoints of resumable checks (per_sample.resumable) go there too
         os.environ["IBVERIFY_CACHE"] = cache
-    worker = get_worker()
-    last = [0.0]
+    events = _Events(claim.id)
+    return run_claim(claim, tier, seed, events, cache, events.example,
+                     map_examples=_map_examples(claim.id, events) if examples_as_tasks else None)
 
-    def progress(msg: str) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 1.0:
-            last[0] = now
-            worker.log_event(TOPIC, {"claim": claim.id, "message": msg.splitlines()[-1][:200]})
 
-    def on_example() -> None:
-        worker.log_event(TOPIC, {"claim": claim.id, "example": 1})
+def example_task(evaluate: Callable, drawn, events: _Events):
+    """Evaluate one drawn example; None when it raises (the claim then evaluates it itself, where a
+    rejection or an error is handled as in a sequential run)."""
+    try:
+        value = evaluate(drawn)
+    except Exception:
+        return None
+    events.example()
+    return value
 
-    return run_claim(claim, tier, seed, progress, cache, on_example)
+
+def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], list]:
+    def map_examples(evaluate: Callable, drawn: list) -> list:
+        from distributed import worker_client
+
+        token = uuid.uuid4().hex[:8]
+        with worker_client() as client:  # the claim's task leaves its slot to the example tasks meanwhile
+            futures = [client.submit(example_task, evaluate, ex, events, key=f"ibverify-{claim_id}-ex{i}-{token}",
+                                     retries=RETRIES, pure=False) for i, ex in enumerate(drawn)]
+            out = []
+            for f in futures:
+                try:
+                    out.append(f.result())
+                except Exception:  # a worker died too often: the claim evaluates this example itself
+                    out.append(None)
+            return out
+
+    return map_examples
 
 
 @contextmanager

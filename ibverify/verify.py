@@ -33,15 +33,16 @@ def reproduce_command(claim: Claim, tier: str) -> str:
 
 def run_claim(claim: Claim, tier: str, seed: int = 0,
               progress: Callable[[str], None] = lambda m: None, cache: str | Path | None = None,
-              on_example: Callable[[], None] = lambda: None) -> dict:
+              on_example: Callable[[], None] = lambda: None, map_examples=None) -> dict:
     """Run one claim's check; errors become verdict 'error' with a one-line message (never a pass).
 
     cache: the resume-cache root (None: off); the check's examples are stored and reused there
-    (ibverify.cache). The row itself is cached by `verify`, not here."""
+    (ibverify.cache). The row itself is cached by `verify`, not here. map_examples: see CheckContext."""
     params = claim.params_for(tier)
     ctx_params = {**claim.convention, **params}
     ctx = CheckContext(claim, tier, ctx_params, seed, progress,
-                       cache=claim_cache(cache, claim, tier, seed), on_example=on_example)
+                       cache=claim_cache(cache, claim, tier, seed), on_example=on_example,
+                       map_examples=map_examples)
     t0 = time.perf_counter()
     outcome, error = None, None
     try:

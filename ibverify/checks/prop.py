@@ -64,29 +64,70 @@ class _Counterexample(AssertionError):
 after_example: Callable[[int, bool], None] | None = None
 
 
-def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
-    seen: list[Example] = []
-    cache = ctx.cache
+def _hypothesis_test(ctx: CheckContext, strategy, body: Callable[[Any], None]):
+    """`body` as a hypothesis test over `strategy`, with the settings of the active profile and the tier."""
     phases = [Phase.explicit, Phase.reuse, Phase.generate]
     if ctx.params.get("shrink", False):
         phases.append(Phase.shrink)
     base = settings()  # the loaded profile
-    fixed = base.derandomize  # `ci`: a stable seed from (claim id, ctx.seed); `dev`: random
 
-    @settings(base, derandomize=False, max_examples=int(ctx.params.get("examples", 5)), deadline=None, database=None,
-              phases=phases, report_multiple_bugs=False, print_blob=False,
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
+    test = settings(base, derandomize=False, max_examples=int(ctx.params.get("examples", 5)), deadline=None,
+                    database=None, phases=phases, report_multiple_bugs=False, print_blob=False,
+                    suppress_health_check=list(HealthCheck))(given(strategy)(body))
+    if base.derandomize:  # `ci`: a stable seed from (claim id, ctx.seed); `dev`: random
+        digest = hashlib.sha256(f"{ctx.claim.id}:{ctx.seed}".encode()).digest()
+        test = seed(int.from_bytes(digest[:8], "big"))(test)
+    return test
+
+
+def _prefetch(ctx: CheckContext, strategy, evaluate) -> dict[str, Example]:
+    """Examples as tasks: evaluate, in parallel through ctx.map_examples, the examples the property will
+    draw, keyed by their fingerprint. Under a derandomized profile a pass that only records the draws
+    sees the same sequence as the real run as long as examples pass and `evaluate` rejects none
+    (assume); any example the real run draws beyond that is simply evaluated there. The result never
+    depends on the prefetch: it only replaces evaluate(x) by the same value computed elsewhere."""
+    if ctx.map_examples is None or not settings().derandomize or int(ctx.params.get("examples", 5)) < 2:
+        return {}
+    from ..cache import fingerprint
+
+    drawn: list = []
+
+    def record(example):
+        drawn.append(example)
+
+    _hypothesis_test(ctx, strategy, record)()
+    todo = {}
+    for i, ex in enumerate(drawn):
+        if ctx.cache is None or ctx.cache.load_example(i, ex) is None:
+            todo.setdefault(fingerprint(ex), ex)
+    if len(todo) < 2:
+        return {}
+    values = ctx.map_examples(evaluate, list(todo.values()))
+    return {k: v for k, v in zip(todo, values, strict=True) if isinstance(v, Example)}
+
+
+def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
+    seen: list[Example] = []
+    cache = ctx.cache
+    ready = _prefetch(ctx, strategy, evaluate)
+
     def prop(example):
         index = len(seen)
         r = cache.load_example(index, example) if cache is not None else None
         fresh = r is None
         if fresh:
-            r = evaluate(example)
+            if ready:
+                from ..cache import fingerprint
+
+                r = ready.get(fingerprint(example))
+            if r is None:
+                r = evaluate(example)
+                ctx.on_example()
             if cache is not None:
                 cache.store_example(index, example, r)
+        else:
+            ctx.on_example()
         seen.append(r)
-        ctx.on_example()
         ctx.progress(f"example {len(seen)}: {'ok' if r.ok else 'counterexample'}{'' if fresh else ' (cached)'} "
                      f"{r.description}")
         if after_example is not None:
@@ -94,11 +135,8 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
         if not r.ok:
             raise _Counterexample(r.reason)
 
-    if fixed:
-        digest = hashlib.sha256(f"{ctx.claim.id}:{ctx.seed}".encode()).digest()
-        prop = seed(int.from_bytes(digest[:8], "big"))(prop)
     try:
-        prop()
+        _hypothesis_test(ctx, strategy, prop)()
     except _Counterexample:
         return PropertyResult(False, seen, seen[-1])
     return PropertyResult(True, seen, None)

@@ -81,15 +81,22 @@ def test_killed_worker_task_is_retried_and_rows_equal_sequential(claims_dir, tmp
         assert comparable(a) == comparable(b), a["id"]
 
 
-def test_existing_scheduler_runs_claims(monkeypatch):
-    """--scheduler ADDRESS: tasks go to a cluster that is already running (here a 1-worker in-process one)."""
-    from distributed import LocalCluster
+def test_existing_scheduler_runs_claims_and_examples_as_tasks():
+    """--scheduler ADDRESS: tasks go to a cluster that is already running (here a 1-worker in-process one);
+    a hypothesis-property claim evaluates its examples as tasks of their own, with the sequential result."""
+    from distributed import Client, LocalCluster, get_task_stream
 
     profiles.load("ci")
-    claims = select(load_registry(ROOT / "claims"), ["gronich.dual-norms", "gronich.homogeneity"], "smoke")
+    ids = ["baek.gr-v-isotropic", "gronich.dual-norms"]
+    claims = select(load_registry(ROOT / "claims"), ids, "smoke")
     seq = verify(claims, "smoke")["claims"]
     info = []
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client, get_task_stream(client) as ts:
         rows = verify(claims, "smoke", scheduler=cluster.scheduler_address, on_cluster=info.append)["claims"]
     assert info and cluster.scheduler_address in info[0] and "1 workers" in info[0]
     assert [comparable(r) for r in rows] == [comparable(r) for r in seq]
+    keys = [str(t["key"]) for t in ts.data]
+    n_ex = seq[0]["outcome"]["examples"]
+    assert sum("baek.gr-v-isotropic-ex" in k for k in keys) == n_ex >= 2, keys
+    assert sum(k.startswith("ibverify-gronich.dual-norms-smoke") for k in keys) == 1
