@@ -255,3 +255,30 @@ def test_start_up_does_not_import_heavy_modules():
 def test_errors_are_ibverify_errors_with_one_line_messages():
     with pytest.raises(IbverifyError):
         build_parser().parse_args(["train"])
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e-5, 1e3, 1e4, 1e5, 1e8])
+def test_margin_and_predict_at_any_data_scale(capsys, tmp_path, scale):
+    # issue 11, a separable 20 × 5 set: ×1e3 listed 18 of 20 points as support vectors (true: 5),
+    # ×1e4 predict failed its KKT certificate, ×1e5 the duality gap, ×1e6 "optimal_inaccurate",
+    # ×1e−5 and ×1e−8 "not linearly separable"
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20, 5))
+    y = np.sign(X @ rng.standard_normal(5))
+    base, scaled = tmp_path / "base.npz", tmp_path / "scaled.npz"
+    np.savez(base, X=X, y=y)
+    np.savez(scaled, X=scale * X, y=y)
+    outs = []
+    for p in (base, scaled):
+        rc, out, err = ib(capsys, "margin", "--data", p, "--json")
+        assert rc == 0, err
+        m = json.loads(out)
+        rc, out, err = ib(capsys, "predict", "--data", p, "--json")
+        assert rc == 0, err
+        outs.append((m, json.loads(out)))
+    (m0, p0), (m1, p1) = outs
+    assert m0["support"] == [2, 4, 7, 10, 16] and m1["support"] == m0["support"]
+    assert m1["margin"] == pytest.approx(scale * m0["margin"], rel=1e-9)
+    np.testing.assert_allclose(m1["direction"], m0["direction"], atol=1e-9)
+    np.testing.assert_allclose(p1["direction"], p0["direction"], atol=1e-8)
+    assert p1["support_vectors"] == p0["support_vectors"] and p1["gamma_l2"] == pytest.approx(scale * p0["gamma_l2"])
