@@ -40,8 +40,9 @@ def cumulative_eta(steps, lr, decay=0.5):
 def test_memoryless_full_steps_past_a_745_margin_spread(kw):
     """On SPREAD every coordinate's exact gradient is negative at every step, so β2 = 0 Adam and
     β = 0 Signum step +η_t in each coordinate (AdamProxy +η_t/2 in the coordinates fed by one sample,
-    g̃_k/√(g̃_k²·b²)): w_T = Σ η_t (or half of it) exactly, while the margins 4W, 2W spread past 745 (coordinate 0 is fed only by the
-    far sample, whose relative weight e^{−2W} underflows in the shared frame)."""
+    g̃_k/√(g̃_k²·b²)): w_T = Σ η_t (or half of it) exactly, while the margins 4W, 2W spread past 745
+    (coordinate 0 is fed only by the far sample, whose relative weight e^{−2W} underflows in the
+    shared frame)."""
     T = 1500
     r = run(SPREAD, OptimizerSpec(lr=10.0, **kw), T, checkpoints=np.array([300, T]))
     closed = cumulative_eta(T, 10.0)
