@@ -49,6 +49,15 @@ def tmap(Z, c, b: int = 1, solver: str = "clarabel", tol: float = DEFAULT_TOL) -
     return TStep(np.asarray(c, dtype=np.float64), sol, ds, ds.lam / s)
 
 
+def damped(image: np.ndarray, c: np.ndarray, theta: float) -> np.ndarray:
+    """One damped step of Algorithm 3: (1 − θ)·T(c) + θ·c, a convex combination of two points of the
+    simplex (so in the simplex); rounding is clipped at 0 and renormalized."""
+    if not 0.0 <= theta < 1.0:
+        raise IbverifyError(f"damping θ must be in [0, 1), got {theta}")
+    out = np.maximum((1.0 - theta) * np.asarray(image, np.float64) + theta * np.asarray(c, np.float64), 0.0)
+    return out / out.sum()
+
+
 @dataclass
 class FixedPoint:
     c: np.ndarray                 # c* (the last iterate, c* ≈ T(c*))
@@ -85,8 +94,7 @@ def iterate(Z, c0=None, b: int = 1, tol: float = 1e-10, max_iter: int = 500, dam
             return FixedPoint(c=c, w=st.sol.w, direction=st.sol.direction, residual=r, iterations=k,
                               history=hist, support=np.flatnonzero(c > 1e-12), active=st.sol.active,
                               kkt=st.sol.cert.kkt, unique_dual=unique, b=b)
-        c = (1.0 - damping) * st.image + damping * c
-        c = np.maximum(c, 0.0) / np.maximum(c, 0.0).sum()
+        c = damped(st.image, c, damping)
     tail = ", ".join(f"{h:.1e}" for h in hist[-5:])
     raise IbverifyError(f"fixed-point iteration did not converge in {max_iter} iterations "
                         f"(last ‖T(c)−c‖₁: {tail}); try damping > 0")
