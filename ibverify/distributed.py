@@ -93,16 +93,19 @@ def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], 
         from distributed import worker_client
 
         token = uuid.uuid4().hex[:8]
+        out: list = [None] * len(drawn)  # None: the claim evaluates that example itself
         with worker_client() as client:  # the claim's task leaves its slot to the example tasks meanwhile
-            futures = [client.submit(example_task, evaluate, ex, events, key=f"ibverify-{claim_id}-ex{i}-{token}",
-                                     retries=RETRIES, pure=False) for i, ex in enumerate(drawn)]
-            out = []
-            for f in futures:
+            try:
+                futures = [client.submit(example_task, evaluate, ex, events, key=f"ibverify-{claim_id}-ex{i}-{token}",
+                                         retries=RETRIES, pure=False) for i, ex in enumerate(drawn)]
+            except Exception:  # e.g. `evaluate` cannot be pickled: no examples as tasks for this check
+                return out
+            for i, f in enumerate(futures):
                 try:
-                    out.append(f.result())
-                except Exception:  # a worker died too often: the claim evaluates this example itself
-                    out.append(None)
-            return out
+                    out[i] = f.result()
+                except Exception:  # a worker died too often
+                    pass
+        return out
 
     return map_examples
 

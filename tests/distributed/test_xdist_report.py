@@ -13,7 +13,7 @@ from ibverify.claims import load_registry
 from ibverify.verify import run_claim
 
 ROOT = Path(__file__).resolve().parents[2]
-IDS = ["gronich.dual-norms", "gronich.homogeneity", "baek.gr-v-isotropic"]
+IDS = ["gronich.dual-norms", "gronich.homogeneity"]
 
 
 def test_xdist_workers_rows_are_merged_into_one_report(tmp_path):
@@ -27,7 +27,7 @@ def test_xdist_workers_rows_are_merged_into_one_report(tmp_path):
                         "--ibverify-tier", "smoke", "--ibverify-report", str(out), str(claims)],
                        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "3 passed" in r.stdout
+    assert "2 passed" in r.stdout
     rows = json.loads((out / "results.json").read_text())["claims"]
     assert [row["id"] for row in rows] == sorted(IDS)
     profiles.load("ci")

@@ -1,0 +1,54 @@
+"""`ibverify verify` options for workers and the resume cache, and the whole-run progress bar."""
+
+import argparse
+
+import pytest
+
+from ibverify import verify_cli
+from ibverify.cache import default_root
+from ibverify.cli import main
+from ibverify.claims import load_registry, select
+
+
+def parse(*argv):
+    p = argparse.ArgumentParser()
+    verify_cli.add_verify_parser(p.add_subparsers())
+    return p.parse_args(["verify", *argv])
+
+
+@pytest.mark.parametrize("argv", [["--workers", "0"], ["--workers", "2", "--sequential"],
+                                  ["--resume", "--no-cache"], ["--cache", "x", "--resume"]])
+def test_bad_worker_and_cache_options_are_one_line_errors(argv, capsys):
+    assert main(["verify", "gronich.dual-norms", "--tier", "smoke", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ibverify: error:") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_workers_default_to_all_cores_and_sequential_means_one(monkeypatch):
+    monkeypatch.setattr(verify_cli.os, "cpu_count", lambda: 7)
+    assert verify_cli._workers(parse()) == 7
+    assert verify_cli._workers(parse("--sequential")) == 1
+    assert verify_cli._workers(parse("--workers", "3")) == 3
+
+
+def test_cache_is_on_for_the_full_tier_and_on_request(monkeypatch, tmp_path):
+    monkeypatch.setenv("IBVERIFY_CACHE", str(tmp_path / "c"))
+    assert default_root() == tmp_path / "c"
+    assert verify_cli._cache_root(parse("--tier", "fast")) is None
+    assert verify_cli._cache_root(parse("--tier", "full")) == tmp_path / "c"
+    assert verify_cli._cache_root(parse("--tier", "full", "--no-cache")) is None
+    assert verify_cli._cache_root(parse("--resume")) == tmp_path / "c"
+    assert verify_cli._cache_root(parse("--cache", "elsewhere")).name == "elsewhere"
+
+
+def test_run_bar_counts_claims_and_examples_and_prints_lines(capsys):
+    claims = select(load_registry(), ["baek.gr-v-isotropic", "gronich.dual-norms"], "smoke")
+    bar = verify_cli.RunBar(claims, "smoke", enabled=False)
+    assert bar.total_examples == sum(int(c.params_for("smoke").get("examples", 0)) for c in claims) > 0
+    bar.example()
+    bar.example()
+    bar.claim_done({"id": "gronich.dual-norms", "outcome": {"examples": 5}}, reused=True)
+    assert bar.examples == 7
+    bar.write("a line")
+    bar.close()
+    assert capsys.readouterr().out == "a line\n"
