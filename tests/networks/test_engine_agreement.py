@@ -1,0 +1,145 @@
+"""The compiled network engine (ibverify.engine.network) against the numpy reference, step by step.
+
+Both engines run the same optimizer from the same θ0 for 10⁴ steps; every recorded iterate (log-spaced and every
+1000 steps) must agree to 1e−12 relative, and so must the run diagnostics. Configurations: a two-layer ReLU²
+net, a ReLU net, a deep linear net (K = 3), the linear model and the matrix-linear model, logistic and exponential
+loss. (Muon-type runs can be chaotic where the momentum's smallest singular value chatters near 0: there the
+reference itself moves by 1e−4 when θ0 moves by one ulp, so no engine can agree; likewise Adam with β2 = 0.99 on
+these sets, which a one-ulp change of the data moves by 2e−6 by step 10⁴. These configurations are not chaotic:
+Adam runs with β2 = 0.999.)
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ibverify import IbverifyError
+from ibverify.networks import datasets, models, optim, train
+
+STEPS = 10_000
+CPS = sorted(set(train.log_checkpoints(STEPS, 12)) | set(range(1000, STEPS + 1, 1000)))
+TOL = 1e-12
+
+
+def _setup(kind):
+    data = datasets.make_data("teacher", n=12, d=6, seed=0)
+    if kind == "two-layer":
+        model = models.TwoLayer(6, 4, 2.0)
+    elif kind == "relu":
+        model = models.TwoLayer(6, 4, 1.0)
+    elif kind == "deep":
+        model = models.DeepLinear(6, (4, 3))
+    elif kind == "linear":
+        model = models.Linear(6)
+    else:
+        rng = np.random.default_rng(3)
+        W = rng.standard_normal((3, 4))
+        X = rng.standard_normal((12, 3, 4))
+        y = np.sign(np.einsum("nij,ij->n", X, W))
+        return models.MatrixLinear(3, 4), X, y, {"W": np.zeros((3, 4))}
+    theta0 = (model.init(np.random.default_rng(0), 0.5) if model.L > 1
+              else {k: np.zeros(s) for k, s in model.blocks.items()})
+    return model, data.X, data.y, theta0
+
+
+CASES = ([("two-layer", o, "logistic") for o in ("nsd-l2", "nsd-linf", "nsd-msp", "momentum-gd", "signum", "muon",
+                                                  "muon-ns5", "adam", "muon-signum", "muon-adam")]
+         + [("relu", o, "logistic") for o in ("signum", "adam")]
+         + [("deep", o, "logistic") for o in ("momentum-gd", "adam", "nsd-msp")]
+         + [("linear", o, "exponential") for o in ("signum", "adam")]
+         + [("matrix", o, "logistic") for o in ("nsd-spectral", "muon")])
+
+
+def _rel(a, b):
+    return max(float(np.max(np.abs(a[k] - b[k])) / max(np.max(np.abs(a[k])), 1e-300)) for k in a)
+
+
+@pytest.mark.parametrize("kind,name,loss", CASES, ids=[f"{k}-{o}" for k, o, _ in CASES])
+def test_compiled_matches_reference_over_1e4_steps(kind, name, loss):
+    model, X, y, theta0 = _setup(kind)
+
+    def make():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return optim.make_optimizer(name, eta0=0.1, p=0.8, beta=0.9, beta2=0.999, eta_m=0.1, eta_a=0.05,
+                                        params=theta0, L=model.L)
+
+    ref = train.run(model, X, y, make(), STEPS, theta0, loss=loss, checkpoints=CPS, engine="reference")
+    com = train.run(model, X, y, make(), STEPS, theta0, loss=loss, checkpoints=CPS, engine="compiled")
+    assert com.engine == "compiled" and ref.engine == "reference"
+    assert com.steps == ref.steps == CPS
+    assert ref.q_min[-1] > 0                                       # a run that got somewhere
+    worst = max(_rel(a, b) for a, b in zip(ref.thetas, com.thetas, strict=True))
+    assert worst <= TOL, f"θ differs by {worst:.3g} (relative)"
+    moved = _rel(ref.thetas[-1], ref.thetas[0])
+    assert moved > 1e-3                                            # agreement of a run that moves
+    for f in ("log_loss", "q_min", "align", "track", "adam_dev"):
+        a, b = np.array(getattr(ref, f)), np.array(getattr(com, f))
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = ~np.isnan(a)
+        np.testing.assert_allclose(b[ok], a[ok], rtol=1e-10, atol=1e-12, err_msg=f)
+    assert com.underflow == ref.underflow and com.diverged is ref.diverged is False
+
+
+def test_deep_muon_agrees_as_closely_as_the_reference_agrees_with_itself():
+    """Deep linear gradients are rank one per layer, so Muon's momentum is nearly rank deficient and its polar
+    factor ill conditioned: a one-ulp change of θ0 moves the reference by ~1e−7 by step 10⁴. The compiled run must
+    stay within 100× of that spread (a wrong kernel is off by O(1))."""
+    model, X, y, th0 = _setup("deep")
+    th1 = {k: v + np.spacing(np.abs(v)) for k, v in th0.items()}
+
+    def go(theta, engine):
+        opt = optim.make_optimizer("muon", eta0=0.1, p=0.8, params=theta, L=model.L)
+        return train.run(model, X, y, opt, STEPS, theta, checkpoints=CPS, engine=engine)
+
+    ref, ulp, com = go(th0, "reference"), go(th1, "reference"), go(th0, "compiled")
+    spread = max(_rel(a, b) for a, b in zip(ref.thetas, ulp.thetas, strict=True))
+    worst = max(_rel(a, b) for a, b in zip(ref.thetas, com.thetas, strict=True))
+    assert ref.q_min[-1] > 0 and _rel(ref.thetas[-1], ref.thetas[0]) > 1e-3
+    assert worst <= 100 * spread + TOL, (worst, spread)
+
+
+def test_past_float64_underflow_both_engines_agree_and_keep_moving():
+    """Exponential loss with margins ≈ 10³: every raw weight e^{−q} is 0.0 in float64, the log frame is not."""
+    model = models.TwoLayer(6, 4, 2.0)
+    data = datasets.make_data("teacher", n=12, d=6, seed=0)
+    start = model.init(np.random.default_rng(0), 0.5)
+    opt = optim.make_optimizer("signum", eta0=0.1, p=0.8, params=start, L=model.L)
+    sep = train.run(model, data.X, data.y, opt, 3000, start, checkpoints=[3000], engine="reference")
+    assert sep.q_min[-1] > 0
+    c = (1000.0 / sep.q_min[-1]) ** (1 / model.L)                  # q scales like c^L: q_min = 1000
+    th0 = {k: c * v for k, v in sep.theta.items()}
+    runs = []
+    for engine in ("reference", "compiled"):
+        opt = optim.make_optimizer("signum", eta0=1.0, p=0.8, params=th0, L=model.L)
+        runs.append(train.run(model, data.X, data.y, opt, 2000, th0, loss="exponential",
+                              checkpoints=[1, 1000, 2000], engine=engine))
+    ref, com = runs
+    assert com.q_min[0] > 800 and com.q_min[-1] > com.q_min[0] + 100
+    assert _rel(com.thetas[-1], com.thetas[-2]) > 1e-3
+    assert max(_rel(a, b) for a, b in zip(ref.thetas, com.thetas, strict=True)) <= TOL
+    assert com.underflow == ref.underflow == {}
+
+
+def test_default_engine_is_compiled_where_supported_and_reference_elsewhere():
+    model, X, y, th0 = _setup("two-layer")
+    opt = optim.make_optimizer("signum", params=th0, L=model.L)
+    assert train.run(model, X, y, opt, 10, th0).engine == "compiled"
+    opt.chain = optim.Chain(optim.EMA(0.9), optim.Sign(), optim.Sign(), optim.Schedule(0.1, 0.8))  # no kernel
+    assert train.run(model, X, y, opt, 10, th0).engine == "reference"
+    with pytest.raises(IbverifyError, match="no compiled kernel"):
+        train.run(model, X, y, opt, 10, th0, engine="compiled")
+    with pytest.raises(IbverifyError):
+        train.run(model, X, y, opt, 10, th0, engine="fortran")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_divergence_is_reported_by_both_engines():
+    model, X, y, th0 = _setup("linear")
+    runs = []
+    for engine in ("reference", "compiled"):
+        opt = optim.make_optimizer("nsd-linf", eta0=1e308, p=-1.0, params=th0, warn=False)
+        runs.append(train.run(model, X, y, opt, 50, th0, checkpoints=[1, 2, 50], engine=engine))
+    assert runs[0].diverged and runs[1].diverged
+    assert runs[0].steps == runs[1].steps and 50 not in runs[1].steps
