@@ -119,7 +119,7 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
            workers: int = 1, scheduler: str | None = None, cache: str | Path | None = None,
            profile: str | None = None, on_example: Callable[[], None] = lambda: None,
            on_cluster: Callable[[str], None] = lambda info: None,
-           on_reused: Callable[[dict], None] | None = None) -> dict:
+           on_reused: Callable[[dict], None] | None = None, runtimes: dict[str, float] | None = None) -> dict:
     """Run `claims` and return the results dict; rows in the order of `claims` (registry order).
 
     workers = 1 and no scheduler: in this process, one claim after the other. Otherwise each claim is
@@ -128,7 +128,8 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
     Each claim is seeded from (claim id, seed) only, so both ways give the same verdicts and figures.
     cache: resume-cache root (None: off): finished rows and evaluated examples are stored there and
     reused by a re-run; a reused row goes to on_reused (default: on_done). on_start is called when a
-    claim starts in this process (sequential runs)."""
+    claim starts in this process (sequential runs). runtimes: claim id → seconds of an earlier run; on
+    Dask the longest claims start first (no effect on results)."""
     rows: list[dict | None] = [None] * len(claims)
     pending = []
     for i, c in enumerate(claims):
@@ -153,7 +154,8 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
         root = str(Path(cache).resolve()) if cache is not None else None
         for i, row in run_on_dask([claims[i] for i in pending], pending, tier, seed, workers=workers,
                                   scheduler=scheduler, cache=root, profile=profile or _profile_name(),
-                                  on_example=on_example, progress=progress, on_cluster=on_cluster):
+                                  on_example=on_example, progress=progress, on_cluster=on_cluster,
+                                  runtimes=runtimes):
             finish(i, row)
     else:
         for i in pending:

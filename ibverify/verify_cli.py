@@ -56,7 +56,7 @@ def cmd_verify(args) -> int:
     try:
         results = verify(claims, args.tier, args.seed, bar.claim_started, done, progress, workers=workers,
                          scheduler=args.scheduler, cache=cache, profile=profile, on_example=bar.example,
-                         on_cluster=cluster, on_reused=reused)
+                         on_cluster=cluster, on_reused=reused, runtimes=_earlier_runtimes(args))
     finally:
         bar.close()
     s = results["summary"]
@@ -76,6 +76,21 @@ def _workers(args) -> int:
     if args.workers < 1:
         raise IbverifyError(f"--workers must be >= 1, got {args.workers}")
     return args.workers
+
+
+def _earlier_runtimes(args) -> dict[str, float]:
+    """Claim runtimes of an earlier run of this tier: the report folder's results.json, else
+    ci/baseline-<tier>.json; {} when neither exists or is readable (only the start order depends on it)."""
+    import json
+
+    for path in (Path(args.report) / "results.json", Path("ci") / f"baseline-{args.tier}.json"):
+        try:
+            data = json.loads(path.read_text())
+            if data.get("tier") == args.tier:
+                return {r["id"]: float(r.get("runtime_s") or 0.0) for r in data.get("claims", [])}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            continue
+    return {}
 
 
 def _cache_root(args) -> Path | None:

@@ -52,3 +52,14 @@ def test_run_bar_counts_claims_and_examples_and_prints_lines(capsys):
     bar.write("a line")
     bar.close()
     assert capsys.readouterr().out == "a line\n"
+
+
+def test_earlier_runtimes_come_from_the_last_report_of_the_same_tier(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "results.json").write_text(json.dumps({"tier": "smoke", "claims": [{"id": "a", "runtime_s": 2.5}]}))
+    assert verify_cli._earlier_runtimes(parse("--tier", "smoke", "--report", str(rep))) == {"a": 2.5}
+    assert verify_cli._earlier_runtimes(parse("--tier", "fast", "--report", str(rep))) == {}
