@@ -82,13 +82,16 @@ def _record(out: Run, G, t: int, theta: Params, new: Params, ev, nu: float, mome
 def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = "logistic",
         checkpoints: list[int] | None = None, sig: float = 1e-3, engine: str | None = None,
         progress: Callable[[int, int], None] | None = None, save_to: str | None = None,
-        save_every: float = 5.0, resume: bool = False) -> Run:
+        save_every: float = 5.0, resume: bool = False, chunk: int | None = None) -> Run:
     """Train for `steps` full-batch steps from theta0; record at `checkpoints` (default: log-spaced).
 
     engine: "compiled" (numba kernels of ibverify.engine.network, same log frame; resumable with
     save_to/resume), "reference" (this module's numpy loop over the transform chains of optim.py), or None:
     compiled when the model and the optimizer chain have a kernel, else reference.
     progress(done, total) is called between kernel chunks (compiled) or every 1000 steps (reference).
+    save_to (compiled): the run state is saved there atomically every save_every seconds, after a Ctrl-C (then
+    IbverifyError "interrupted ...") and at the end; resume=True continues from it, bit-identically.
+    chunk: steps per kernel call (default: about 4·10⁶ multiply-adds); saves and Ctrl-C act between chunks.
     """
     check_loss(loss)
     if engine not in (None, *ENGINES):
@@ -107,7 +110,7 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
             prob = None
         if prob is not None:
             out = _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress,
-                                save_to, save_every, resume)
+                                save_to, save_every, resume, chunk)
             out.seconds = time.perf_counter() - t0
             return out
     if save_to or resume:
@@ -145,7 +148,7 @@ CHUNK_WORK = 1 << 22  # multiply-adds per kernel call, about: paces progress, sa
 
 
 def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress, save_to,
-                  save_every, resume) -> Run:
+                  save_every, resume, chunk=None) -> Run:
     """The compiled loop: chunks up to step t−1 of each checkpoint t, then step t alone with its diagnostics.
 
     Each checkpoint's record is one row [θ_t, log ℒ, q_min, align, track, adam_dev], so a saved run resumes
@@ -166,7 +169,7 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
         if saver is None:
             raise IbverifyError("resume needs a checkpoint file (save_to)")
         j0 = saver.load(st, rows)
-    per = max(1, CHUNK_WORK // max(1, prob.X.shape[0] * P))
+    per = int(chunk) if chunk else max(1, CHUNK_WORK // max(1, prob.X.shape[0] * P))
     G = opt.geometry
     with (saver.interruptible() if saver else contextlib.nullcontext()):
         for j in range(j0, len(cps)):
