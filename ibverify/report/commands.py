@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import TextIO
 
 from .compare import compare
-from .html import render_report
+from .publishing import render_file
 from .schema import load_results
 
 
 def report_command(results_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
-    """`ibverify report RESULTS.json --out DIR`: render DIR/index.html from the file alone."""
-    return render_report(load_results(results_path), out_dir)
+    """`ibverify report RESULTS.json --out DIR`: render DIR/index.html from the file alone (kept as
+    DIR/results.json); refuses a DIR whose report has claims the file lacks (see publishing.render_file)."""
+    return render_file(results_path, out_dir)
 
 
 def compare_command(baseline_path: str | os.PathLike, results_path: str | os.PathLike,

@@ -11,6 +11,8 @@ other claim's row and page. Rules:
   saved to `out_dir/results.<tier>-seed<seed>.<UTC stamp>.json` and an `IbverifyError` says where;
 - concurrent writers serialize on an exclusive `fcntl.flock` of `out_dir/.ibverify.lock` held over
   read-merge-write-render, so two runs into one folder both end up in it (the second waits).
+`render_file` (`ibverify report FILE --out DIR`) renders a results file as it is, keeps a copy as
+DIR/results.json, and refuses to render over a folder whose report has claims the file lacks.
 """
 
 from __future__ import annotations
@@ -111,3 +113,30 @@ def publish(results: dict, out_dir: str | os.PathLike, json_path: str | os.PathL
 @contextmanager
 def _nothing():
     yield
+
+
+def render_file(results_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
+    """Render the results file into `out_dir` (copied there as results.json); returns index.html.
+
+    Refuses (one line) when `out_dir` holds a report with claims the file does not have, since rendering
+    would delete their pages; a folder holding the same claims (or none) is re-rendered."""
+    src = Path(results_path)
+    results = load_results(src)
+    out = Path(out_dir)
+    _mkdir(out)
+    with report_lock(out):
+        here = out / "results.json"
+        same = here.exists() and src.exists() and here.samefile(src)
+        if here.exists() and not same:
+            try:
+                kept = {c["id"] for c in load_results(here)["claims"]}
+            except IbverifyError as e:
+                raise IbverifyError(f"{out} holds an unreadable results.json ({e}); choose another --out "
+                                    "folder or move it away") from None
+            lost = sorted(kept - {c["id"] for c in results["claims"]})
+            if lost:
+                raise IbverifyError(f"{out} holds a report with {len(lost)} claim(s) that {src} lacks (e.g. "
+                                    f"{lost[0]}); rendering would delete their pages: choose another --out folder")
+        if not same:
+            write_results(results, here)
+        return render_report(results, out)

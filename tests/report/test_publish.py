@@ -157,3 +157,20 @@ def test_concurrent_writers_both_end_up_in_the_report(results, tmp_path):
     assert sorted(c["id"] for c in merged["claims"]) == sorted(
         ["baek.gr-inc-adam-l2", "zhang.det-adam-linf", "baek.beyond.reshuffling"])
     assert len(pages(out)) == 3
+
+
+def test_report_command_never_renders_over_a_bigger_report(results, tmp_path):
+    from ibverify.report import write_results
+    from ibverify.report.commands import report_command
+
+    out = tmp_path / "reports"
+    publish(results, out)
+    before = pages(out)
+    small = write_results(one_claim_run(results, "zhang.det-adam-linf"), tmp_path / "one.json")
+    with pytest.raises(IbverifyError, match=r"holds a report with 7 claim\(s\) that .*one.json lacks") as e:
+        report_command(small, out)
+    assert "\n" not in str(e.value) and pages(out) == before
+    index = report_command(out / "results.json", out)  # re-rendering a folder from its own file is fine
+    assert index == out / "index.html" and pages(out) == before
+    fresh = report_command(small, tmp_path / "fresh")
+    assert load_results(fresh.parent / "results.json") == load_results(small)
