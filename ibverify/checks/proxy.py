@@ -4,7 +4,8 @@
                        target geometry: target = fixed-point | l2 | linf
     gr_fixed_point     GR data: M(c) ∝ I for every c (sympy + numeric) and every fixed point is ŵ2
     batch_size_drift   mini-batch Adam's limit moves toward ℓ∞ as b grows (Fig. 6)
-    reshuffling        beyond: cyclic vs reshuffled vs with-replacement per-sample Adam
+    reshuffling        beyond: cyclic vs reshuffled vs with-replacement per-sample Adam (raises if a
+                       random order reproduces the cyclic run or ignores its seed)
     beta2_gap          beyond: Inc-Adam vs the proxy fixed point as N(1 − β2) grows
 
 Claims and controls call the same functions; a control changes `target` (or the data, or the batch
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from .. import IbverifyError
 from ..claims import CheckContext
 from ..data import gaussian, gr, shifted_diagonal
 from ..data import strategies as S
@@ -320,7 +322,7 @@ def reshuffling(ctx: CheckContext) -> Outcome:
     """Finding: batch-1 Adam with `orders` (cyclic, reshuffle, replacement) and sampling `seeds`;
     reports cos between each limit and the cyclic one, and cosines to p*, ŵ2 and the ℓ∞ margin."""
     p = ctx.params
-    table, series, figures = [], [], {}
+    table, series, figures, finals = [], [], {}, {}
     for label, Z in datasets(p):
         R = refs(Z)
         base = None
@@ -332,6 +334,7 @@ def reshuffling(ctx: CheckContext) -> Outcome:
                           checkpoints=int(p.get("checkpoints", 16)))
                 u = out.w / np.linalg.norm(out.w)
                 base = u if base is None else base
+                finals[(label, order, int(seed))] = out.w
                 c_fp = cosines(out.ws, R.fp.direction)
                 table.append({"dataset": label, "order": order, "seed": int(seed), "cos(w, cyclic)": float(u @ base),
                               "cos(w, p*)": float(c_fp[-1]), "cos(w, ŵ2)": float(u @ R.l2.direction),
@@ -339,6 +342,7 @@ def reshuffling(ctx: CheckContext) -> Outcome:
                 series.append(Series(f"{order} seed {seed}", out.checkpoints.tolist(),
                                      np.maximum(1 - c_fp, 1e-17).tolist(), ylabel="1 − cos(w, p*)",
                                      group=f"{label}: gap to the proxy fixed point"))
+    _assert_orders_differ(finals)
     for order in {row["order"] for row in table}:
         rows = [row for row in table if row["order"] == order]
         figures[f"{order}_min_cos_cyclic"] = min(row["cos(w, cyclic)"] for row in rows)
@@ -349,6 +353,23 @@ def reshuffling(ctx: CheckContext) -> Outcome:
                                     for o in p.get("orders", ["cyclic", "reshuffle", "replacement"])),
                    figures=figures, series=series, table=plain(table), examples=len(table),
                    details="beyond the paper: measured, not judged")
+
+
+def _assert_orders_differ(finals: dict) -> None:
+    """The finding compares sampling schemes, so it is void if they coincide: every reshuffled or
+    with-replacement run must end at a different iterate than the cyclic run on the same data, and two
+    sampling seeds of one order must differ (a sampler that silently became cyclic, or ignores its
+    seed, raises)."""
+    for (label, order, seed), w in finals.items():
+        if order == "cyclic":
+            continue
+        cyc = finals.get((label, "cyclic", 0))
+        if cyc is not None and np.allclose(w, cyc, rtol=1e-12, atol=0):
+            raise IbverifyError(f"{label}: order {order!r} (seed {seed}) reproduced the cyclic run exactly; "
+                                "the sampler is not random")
+        for (l2, o2, s2), w2 in finals.items():
+            if l2 == label and o2 == order and s2 > seed and np.allclose(w, w2, rtol=1e-12, atol=0):
+                raise IbverifyError(f"{label}: order {order!r} gave the same run for seeds {seed} and {s2}")
 
 
 def beta2_gap(ctx: CheckContext) -> Outcome:
