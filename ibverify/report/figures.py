@@ -61,6 +61,11 @@ class Plot:
     drawn: list[str] = field(default_factory=list)  # names of the series with at least one point drawn
     tolerances: list[tuple[str, float]] = field(default_factory=list)
     skipped: int = 0
+    any_log: bool | None = None  # a log axis (so non-positive values were skipped); from x/y when drawn
+
+    def __post_init__(self):
+        if self.any_log is None:
+            self.any_log = bool(self.x and self.x.log) or bool(self.y and self.y.log)
 
 
 def _norm(text: str) -> str:
@@ -230,7 +235,8 @@ def figure_key(series: list[dict], title: str, tolerances: dict, salt: str) -> s
 
 def svg_file(p: Plot, key: str) -> str:
     """The stand-alone .svg written beside the report; its first comment names the key (for reuse)."""
-    return f'<?xml version="1.0" encoding="utf-8"?>\n<!-- ibverify-figure {key} skipped={p.skipped} -->\n{p.svg}\n'
+    head = f"<!-- ibverify-figure {key} skipped={p.skipped} log={int(bool(p.any_log))} -->"
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{head}\n{p.svg}\n'
 
 
 def reuse(folder: Path, base: str, key: str, title: str) -> Plot | None:
@@ -238,14 +244,15 @@ def reuse(folder: Path, base: str, key: str, title: str) -> Plot | None:
     try:
         svg = (folder / f"{base}.svg").read_text(encoding="utf-8")
         head, _, rest = svg.partition("-->\n")
-        found = re.fullmatch(r'<\?xml[^>]*>\n<!-- ibverify-figure (\w+) skipped=(\d+) ', head)
+        found = re.fullmatch(r'<\?xml[^>]*>\n<!-- ibverify-figure (\w+) skipped=(\d+) log=([01]) ', head)
         if not found or found.group(1) != key:
             return None
         pdf = (folder / f"{base}.pdf").read_bytes()
         csv_text = (folder / f"{base}.csv").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return Plot(title, rest.rstrip("\n"), pdf, csv_text, None, None, skipped=int(found.group(2)))
+    return Plot(title, rest.rstrip("\n"), pdf, csv_text, None, None, skipped=int(found.group(2)),
+                any_log=found.group(3) == "1")
 
 
 def _padded(a: Axis, frac: float = 0.03) -> tuple[float, float]:

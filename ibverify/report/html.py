@@ -155,9 +155,8 @@ def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tu
         p = (reuse(previous, base, key, title) if previous else None) or draw(members, title, tolerances, salt)
         files.update({f"figures/{base}.svg": svg_file(p, key), f"figures/{base}.pdf": p.pdf,
                       f"figures/{base}.csv": p.csv})
-        log = any(s.get("log_x", True) or s.get("log_y", True) for s in members)
         views.append(PlotView(f"fig-{k}", title, p.svg, f"../figures/{base}.svg", f"../figures/{base}.pdf",
-                              f"../figures/{base}.csv", p.skipped, log))
+                              f"../figures/{base}.csv", p.skipped, bool(p.any_log)))
     return views, files
 
 
