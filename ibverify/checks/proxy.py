@@ -27,7 +27,7 @@ from ..engine import run
 from ..evidence import Outcome, Series, plain
 from ..oracles import max_margin, normalized_margin
 from ..optim import OptimizerSpec
-from ..theory import fixed_point, metric, padam, symbolic
+from ..theory import certificate, fixed_point, metric, padam, symbolic
 from ..theory.linf_set import max_cos_bound
 from .prop import Example, run_property
 from .rules import falling
@@ -110,7 +110,8 @@ def _fp_series(label: str, fp) -> Series:
 # ---------------------------------------------------------------- proxy_direction
 
 def proxy_direction(ctx: CheckContext) -> Outcome:
-    """Per dataset: (theory) the target is the fixed-point prediction —
+    """Per dataset: (certificate power) the KKT certificate rejects a point breaking each of its
+    conditions near p* (theory.certificate.power; raises if not); (theory) the target is the fixed-point prediction —
         fixed-point: Algorithm 3 converges, dist₁(c*, T(c*)) ≤ fp_tol and KKT(P_Adam(c*)) ≤ kkt_tol;
         l2:   ŵ2 is a fixed point (dist₁(c2, T(c2)) ≤ fp_tol, c2 = ℓ2 duals) and cos(p*, ŵ2) ≥ 1 − theory_gap;
         linf: p* attains γ∞: (γ∞ − γ∞(p*))/γ∞ ≤ theory_gap;
@@ -127,6 +128,11 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         ctx.progress(f"fixed point: {label}")
         R = refs(Z)
         fp, l2, li = R.fp, R.l2, R.li
+        cert_power = certificate.power(Z, fixed_point.metric(Z, fp.c), fp.w,
+                                       fixed_point.tmap(Z, fp.c).sol.lam)
+        weak = [k for k, v in cert_power.items() if np.isfinite(v) and not v > kkt_tol]
+        if weak:  # the certificate would accept a point that breaks these conditions
+            raise IbverifyError(f"{label}: KKT certificate too weak: accepts a point breaking {', '.join(weak)}")
         c2 = l2.duals / l2.duals.sum()
         l2_res = fixed_point.tmap(Z, c2).residual
         fp_linf_gap = (li.margin - normalized_margin(Z, fp.direction, "linf")) / li.margin

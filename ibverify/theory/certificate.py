@@ -59,3 +59,25 @@ def verify(Z, m, w, lam, tol: float = DEFAULT_TOL, what: str = "P_Adam(c)") -> C
         raise IbverifyError(f"{what}: KKT certificate failed (residual {cert.kkt:.2e} > {tol:.0e}: "
                             + ", ".join(f"{k} {v:.1e}" for k, v in cert.as_dict().items()) + ")")
     return cert
+
+
+def power(Z, m, w, lam) -> dict[str, float]:
+    """The certificate's power on a certified pair (w, λ): the residual of each condition at a point
+    built to violate THAT condition — stationarity: λ·1.01; primal: w·0.99; dual: the largest λ_j
+    negated; complementarity: λ_j += 0.01·‖λ‖∞ on an inactive constraint (NaN when all are active).
+    A check that trusts the certificate asserts each value exceeds its tolerance."""
+    Z, m, w, lam = (np.asarray(a, dtype=np.float64) for a in (Z, m, w, lam))
+    out = {"stationarity": residuals(Z, m, w, lam * 1.01).stationarity,
+           "primal": residuals(Z, m, w * 0.99, lam).primal}
+    neg = lam.copy()
+    j = int(np.argmax(lam))
+    neg[j] = -neg[j]
+    out["dual"] = residuals(Z, m, w, neg).dual
+    inactive = np.flatnonzero(Z @ w - 1.0 > 1e-3)
+    if len(inactive):
+        comp = lam.copy()
+        comp[inactive[0]] += 0.01 * np.abs(lam).max()
+        out["complementarity"] = residuals(Z, m, w, comp).complementarity
+    else:
+        out["complementarity"] = float("nan")
+    return out

@@ -116,3 +116,9 @@ def test_a_point_that_is_not_fixed_is_rejected(Zg):
     sol = padam.solve(Zg, m)
     assert sol.cert.kkt < 1e-9
     only_broken(certificate.residuals(Zg, m, sol.w, sol.lam * 1.01), "stationarity", tol=1e-8)
+
+
+def test_certificate_power_flags_each_condition():
+    Z = np.array([[1.0, 0.0], [0.0, 2.0], [2.0, 2.0]])  # w = (1, 1/2), λ = (1, 1/4, 0); z3 inactive
+    pw = certificate.power(Z, np.ones(2), [1.0, 0.5], [1.0, 0.25, 0.0])
+    assert set(pw) == set(CONDITIONS) and all(v > 1e-3 for v in pw.values())
