@@ -1,7 +1,7 @@
 """Axis ranges and labelled ticks for the report's plots: at least three distinct labels on every axis.
 
 Log axes: 1–2–5 ticks (…, 0.05, 0.1, 0.2, 0.5, 1, …) with the range widened to the nearest such values
-around the data, when that gives 3 to 9 ticks and the data fill at least 35% of the axis; otherwise
+around the data, when that gives 3 to 7 ticks and the data fill at least 35% of the axis; otherwise
 decades (every k-th decade when there are more than 7), when the data reach over two decades or more;
 otherwise (data inside less than a decade, e.g. 0.53…0.58) `axis` falls back to a linear axis.
 A constant series on a log axis gets a decade either side. Linear axes: a step of 1, 2, 2.5 or 5 × 10^k
@@ -27,35 +27,45 @@ class Axis:
     labels: tuple[str, ...]
 
 
-def _number(v: float, digits: int) -> str:
-    """`v` with `digits` significant digits: plain between 0.001 and 10⁴, else m×10ᵏ (10ᵏ when m = 1)."""
+def _number(v: float, digits: int) -> tuple[str, float]:
+    """`v` with `digits` significant digits: plain between 0.001 and 10⁴, else m×10ᵏ (10ᵏ when m = 1);
+    and the number the label writes."""
     if v == 0:
-        return "0"
+        return "0", 0.0
     k = math.floor(math.log10(abs(v)))
     if -3 <= k < 5:
         text = f"{v:.{max(0, digits - 1 - k)}f}"
+        written = float(text)
     else:
-        mant, exp = f"{v:.{digits - 1}e}".split("e")
+        text = f"{v:.{digits - 1}e}"
+        written = float(text)
+        mant, exp = text.split("e")
         power = "10" + str(int(exp)).translate(_SUPERSCRIPT)
-        text = power if float(mant) in (1.0, -1.0) else f"{mant}×{power}"
-        text = ("-" + text) if float(mant) == -1.0 else text
-    return text.replace("-", "−")
+        text = power if float(mant) == 1.0 else ("-" + power) if float(mant) == -1.0 else f"{mant}×{power}"
+    return text.replace("-", "−"), written
+
+
+def _exact(pairs, values) -> bool:
+    scale = max(abs(v) for v in values) or 1.0
+    return all(abs(w - v) <= 1e-9 * scale for (_, w), v in zip(pairs, values, strict=True))
 
 
 def tick_labels(values, fixed: bool = False) -> tuple[str, ...]:
-    """Shortest labels that tell all `values` apart: the same number of decimals for each (`fixed`, for
-    evenly spaced ticks between 0.001 and 10⁴), else 1 to 17 significant digits each."""
-    labels: list[str] = []
+    """The shortest labels that write every tick exactly (so they are also distinct): for evenly spaced
+    ticks between 0.001 and 10⁴ (`fixed`) the same number of decimals for each, else 1 to 17 significant
+    digits."""
+    values = list(values)
     if fixed and all(v == 0 or 1e-3 <= abs(v) < 1e4 for v in values):
         for decimals in range(0, 18):
-            labels = [f"{v:.{decimals}f}".replace("-", "−") for v in values]
-            if len(set(labels)) == len(labels):
-                return tuple("0" if float(t.replace("−", "-")) == 0 else t for t in labels)
+            pairs = [(f"{v:.{decimals}f}", float(f"{v:.{decimals}f}")) for v in values]
+            if _exact(pairs, values):
+                return tuple("0" if w == 0 else t.replace("-", "−") for t, w in pairs)
+    pairs = []
     for digits in range(1, 18):
-        labels = [_number(v, digits) for v in values]
-        if len(set(labels)) == len(labels):
+        pairs = [_number(v, digits) for v in values]
+        if _exact(pairs, values) and len({t for t, _ in pairs}) == len(pairs):
             break
-    return tuple(labels)
+    return tuple(t for t, _ in pairs)
 
 
 def _one_two_five(lo: float, hi: float) -> tuple[float, ...]:
@@ -71,7 +81,7 @@ def log_axis(lo: float, hi: float) -> Axis | None:
     """A log axis over positive [lo, hi] with ≥ 3 labelled ticks, or None when only a linear one would have them."""
     a, b = math.log10(lo), math.log10(hi)
     ticks = _one_two_five(lo, hi)
-    if 3 <= len(ticks) <= 9 and (b - a) >= 0.35 * math.log10(ticks[-1] / ticks[0]):
+    if 3 <= len(ticks) <= 7 and (b - a) >= 0.35 * math.log10(ticks[-1] / ticks[0]):
         return Axis(True, ticks[0], ticks[-1], ticks, tick_labels(ticks))
     k0, k1 = math.floor(a + 1e-12), math.ceil(b - 1e-12)
     if k1 - k0 < 2 or (b - a) < 1:

@@ -65,6 +65,9 @@ def test_every_axis_has_three_distinct_labels_covering_the_data(lo, ratio, log):
     a = axis([lo, hi], log)
     assert len(a.ticks) >= 3 and len(set(a.labels)) == len(a.labels)
     assert a.lo <= lo * (1 + 1e-9) and hi * (1 - 1e-9) <= a.hi
+    if not a.log and all(1e-3 <= abs(t) < 1e4 for t in a.ticks):  # plain labels write the tick exactly
+        assert all(abs(float(lbl.replace("−", "-")) - t) <= 1e-9 * max(map(abs, a.ticks))
+                   for lbl, t in zip(a.labels, a.ticks, strict=True))
     assert all(a.lo * (1 - 1e-9) <= t <= a.hi * (1 + 1e-9) for t in a.ticks)
     if log and a.log and ratio >= 1e3:  # wide ranges: decades (every k-th), never a cluttered axis
         assert len(a.ticks) <= 9 and all(abs(math.log10(t) - round(math.log10(t))) < 1e-9 for t in a.ticks)
@@ -76,6 +79,7 @@ def test_log_axis_uses_decades_or_one_two_five_and_falls_back_to_linear():
     narrow = axis([0.5318, 0.578], True)
     assert not narrow.log and narrow.labels == ("0.53", "0.54", "0.55", "0.56", "0.57", "0.58")
     assert axis([-1.0, 5.0], False).labels == ("−2", "0", "2", "4", "6")
+    assert axis([1.05, 1.17], False).labels == ("1.050", "1.075", "1.100", "1.125", "1.150", "1.175")  # exact
 
 
 def test_tolerance_lines_apply_to_the_quantity_they_bound():
