@@ -121,3 +121,104 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
                    series=series, table=plain(rows), examples=len(rows),
                    details="beyond the paper: Thm 5.1 gives no β0(m); measured on a grid (coarse: the exponent is "
                            "resolved only as finely as the β grid)")
+
+
+# ---------------------------------------------------------------- the fixed point, probed
+
+def distinct(directions: list[np.ndarray], tol: float = 1e-8) -> list[np.ndarray]:
+    """Representatives of the directions up to 1 − cos ≤ tol."""
+    reps: list[np.ndarray] = []
+    for u in directions:
+        if not any(1 - u @ r <= tol for r in reps):
+            reps.append(u)
+    return reps
+
+
+def fixed_point_multiplicity(ctx: CheckContext) -> Outcome:
+    """Algorithm 3 (c ← T(c)) from `starts` random Dirichlet c⁰ (concentrations `concentrations`) plus the
+    uniform start, per dataset: the number of distinct limit directions p* (1 − cos ≤ 1e-8), distinct c*
+    (‖Δc‖₁ ≤ 1e-6), starts that did not converge, and iterations. Uniqueness of c* is open (spec §8 #3)."""
+    from .. import IbverifyError
+    from ..data import gaussian, shifted_diagonal
+    from ..theory import fixed_point
+
+    p = ctx.params
+    rows = []
+    sets = [(f"gaussian N={p['n']} d={p['d']} seed={s}",
+             gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z) for s in p["data_seeds"]]
+    sets += [(f"shifted-diagonal δ={dl}", shifted_diagonal(np.arange(1.0, 7.0), dl).Z) for dl in p.get("deltas", [])]
+    for label, Z in sets:
+        rng = np.random.default_rng(ctx.seed)
+        n = Z.shape[0]
+        starts = [np.full(n, 1.0 / n)] + [rng.dirichlet(np.full(n, float(a)))
+                                           for a in p["concentrations"] for _ in range(int(p["starts"]))]
+        dirs, cs, its, failed = [], [], [], 0
+        for c0 in starts:
+            try:
+                fp = fixed_point.iterate(Z, c0=c0, max_iter=int(p.get("max_iter", 200)))
+            except IbverifyError:
+                failed += 1
+                continue
+            dirs.append(fp.direction)
+            cs.append(fp.c)
+            its.append(fp.iterations)
+        reps = distinct(dirs)
+        creps: list[np.ndarray] = []
+        for c in cs:
+            if not any(np.abs(c - r).sum() <= 1e-6 for r in creps):
+                creps.append(c)
+        rows.append({"dataset": label, "starts": len(starts), "converged": len(dirs), "did not converge": failed,
+                     "distinct directions p*": len(reps), "distinct c*": len(creps),
+                     "iterations (median, max)": [float(np.median(its)) if its else None, max(its) if its else None]})
+    most = max(r["distinct directions p*"] for r in rows)
+    fig = (f"{sum(r['starts'] for r in rows)} starts on {len(rows)} datasets: distinct fixed-point directions per "
+           f"dataset = {[r['distinct directions p*'] for r in rows]}, distinct c* = "
+           f"{[r['distinct c*'] for r in rows]}, non-converged starts = {sum(r['did not converge'] for r in rows)}")
+    return Outcome(holds=None, figure=fig, figures={"max_distinct_directions": most,
+                                                    "non_converged": sum(r["did not converge"] for r in rows)},
+                   series=[Series("distinct p* per dataset", list(range(1, len(rows) + 1)),
+                                  [r["distinct directions p*"] for r in rows], xlabel="dataset", ylabel="count",
+                                  log_x=False, log_y=False, group="multiplicity")],
+                   table=plain(rows), examples=len(rows),
+                   details="beyond the paper: Algorithm 3's limit from many starts (uniqueness is not established)")
+
+
+def batch_metric_prediction(ctx: CheckContext) -> Outcome:
+    """Kim et al.'s batch metric M_{N,b} (External) as a prediction: for each b < N the fixed point of T
+    with M_{N,b} (fixed_point.iterate(Z, b=b)) against reshuffled mini-batch Adam (β1, β2 near 1, `epochs`
+    epochs): cos(run, prediction) per b (reported against 0.999), the predicted and the run's ℓ∞ margins,
+    and whether both increase with b (drift toward ℓ∞)."""
+    from ..data import gaussian
+    from ..theory import fixed_point
+    from .proxy import spec_of, steps_of
+
+    p = ctx.params
+    rows, series = [], []
+    for s in p["data_seeds"]:
+        Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
+        pm, rm = [], []
+        for b in p["b_values"]:
+            pred = fixed_point.iterate(Z, b=int(b)).direction
+            r = dict(p.get("run", {}), optimizer="adam", batch_size=int(b), order=p.get("order", "reshuffle"))
+            out = run(Z, spec_of(r, ctx.seed), steps_of(dict(r, epochs=p["epochs"]), Z.shape[0]),
+                      checkpoints=int(p.get("checkpoints", 12)))
+            cos = out.ws @ pred / np.linalg.norm(out.ws, axis=1)
+            pm.append(float(np.min(Z @ pred) / np.abs(pred).max()))
+            rm.append(float(np.min(Z @ out.w) / np.abs(out.w).max()))
+            rows.append({"data seed": int(s), "b": int(b), "cos(run, M_N,b fixed point)": float(cos[-1]),
+                         "≥ 0.999": bool(cos[-1] >= 0.999), "cos 10× fewer steps": float(cos[len(cos) // 2]),
+                         "predicted ℓ∞ margin": pm[-1], "run ℓ∞ margin": rm[-1]})
+            series.append(Series(f"seed {s}, b = {b}", out.checkpoints.tolist(), np.maximum(1 - cos, 1e-17).tolist(),
+                                 ylabel="1 − cos(w, M_N,b prediction)", group=f"data seed {s}"))
+        for row in rows[-len(pm):]:
+            row["predicted margins increase with b"] = bool(np.all(np.diff(pm) > 0))
+            row["run margins increase with b"] = bool(np.all(np.diff(rm) > 0))
+    cmin = min(r["cos(run, M_N,b fixed point)"] for r in rows)
+    fig = ("cos(reshuffled mini-batch Adam, M_{N,b} fixed point) by b: "
+           + ", ".join(f"b={r['b']}: {r['cos(run, M_N,b fixed point)']:.5f}" for r in rows
+                       if r["data seed"] == p["data_seeds"][0])
+           + f"; min {cmin:.5f}; ℓ∞ margins increase with b: predicted {rows[0]['predicted margins increase with b']}, "
+             f"runs {rows[0]['run margins increase with b']}")
+    return Outcome(holds=None, figure=fig, figures={"min_cos_prediction": cmin}, series=series, table=plain(rows),
+                   examples=len(rows),
+                   details="beyond the paper: M_{N,b} is Kim et al.'s (External), not Baek et al.'s")
