@@ -135,7 +135,7 @@ def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = No
     for r in rows:
         cols += [k for k in r if k not in cols]
     run = {"check": c["check"], "check_hash": c["check_hash"], "tier": c["tier"], "seed": c["seed"],
-           "runtime": _runtime(c["runtime_s"])}
+           "runtime": _runtime(c["runtime_s"]), **({"run at": c["created"]} if c.get("created") else {})}
     return environment().get_template("claim.html.j2").render(
         c=c, names=names, plots=plots or [], table={"rows": rows, "cols": cols, "repeats": repeats}, run=run)
 

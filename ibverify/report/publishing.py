@@ -83,13 +83,17 @@ def _mkdir(folder: Path) -> None:
 
 
 def publish(results: dict, out_dir: str | os.PathLike, json_path: str | os.PathLike | None = None,
-            note=lambda line: print(line, file=sys.stderr)) -> Path:
+            note=lambda line: print(line, file=sys.stderr), replace: bool = False) -> Path:
     """Merge `results` into the report in `out_dir` (see the module docstring) and render it.
 
+    Each row of the run is stamped with the run's `created` (so a merged report tells old rows from new).
+    `replace=True` (a run of a whole tier) drops the folder's other rows instead of keeping them.
     Also writes this run's own results (not merged) to `json_path` if given. Returns the index.html
     that now shows the run: `out_dir/index.html`, or `out_dir/<tier>-seed<seed>/index.html`.
     """
     validate_results(results)
+    results = {**results, "claims": [{**c, "created": c.get("created", results["created"])}
+                                     for c in results["claims"]]}
     out = Path(out_dir)
     _mkdir(out)
     with report_lock(out):
@@ -102,7 +106,7 @@ def publish(results: dict, out_dir: str | os.PathLike, json_path: str | os.PathL
         with report_lock(target) if target != out else _nothing():
             if target != out:
                 prior = _prior(target / "results.json", results, target)
-            merged = merge_results(prior, results) if prior is not None else results
+            merged = merge_results(prior, results) if prior is not None and not replace else results
             write_results(merged, target / "results.json")
             index = render_report(merged, target)
     if json_path is not None:
