@@ -431,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)  # overflow etc.: every result is checked finite
             warnings.simplefilter("ignore", UserWarning)     # solver chatter: statuses are checked instead
             args = build_parser().parse_args(argv)
-            return args.func(args)
+            rc = args.func(args)
+            sys.stdout.flush()  # a reader that went away shows up here, not in the interpreter's last flush
+            return rc
     except IbverifyError as e:
         print(f"ibverify: error: {_one_line(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
