@@ -180,13 +180,14 @@ class RunBar:
             self.bar = None
 
 
-def _write_outputs(results: dict, out: Path, json_path: str | None) -> Path:
+def _write_outputs(results: dict, out: Path, json_path: str | None, replace: bool = False) -> Path:
     """Merge the run into the report folder `out` (ibverify.report.publishing: other claims' rows and pages
-    are kept; concurrent runs wait on a lock); returns the index.html showing this run."""
+    are kept, a run of another tier/seed goes to out/<tier>-seed<seed>/, concurrent runs wait on a lock;
+    `replace`: a whole-tier run drops rows of claims it did not run); returns the index.html showing it."""
     from .cli import _dump
     from .report import publish
 
-    index = publish(results, out, json_path if json_path and json_path != "-" else None)
+    index = publish(results, out, json_path if json_path and json_path != "-" else None, replace=replace)
     if json_path == "-":
         _dump(results)
     return index
