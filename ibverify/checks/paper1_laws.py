@@ -222,3 +222,94 @@ def batch_metric_prediction(ctx: CheckContext) -> Outcome:
     return Outcome(holds=None, figure=fig, figures={"min_cos_prediction": cmin}, series=series, table=plain(rows),
                    examples=len(rows),
                    details="beyond the paper: M_{N,b} is Kim et al.'s (External), not Baek et al.'s")
+
+
+# ---------------------------------------------------------------- Prop 4.3 and Assumption 4.4 along AdamProxy
+
+def proxy_quantities(Z: np.ndarray, ws: np.ndarray) -> dict[str, np.ndarray]:
+    """Along AdamProxy iterates, in the log domain (σ_i = e^{ls_i}, ls = −logaddexp(0, z·w), shifted by its
+    max M): L = (1/N) Σ logaddexp(0, −z_i·w); ∇L = −(1/N) Σ σ_i z_i; P = diag(sqrt(Σ_i (σ_i z_i)²));
+        log ‖∇L‖_{P⁻¹} = M/2 + ½ log(g̃ᵀ P̃⁻¹ g̃) − log N   (g̃, P̃ with σ̃ = e^{ls − M}).
+    Returns L, ‖∇L‖_{P⁻¹}, their ratio, ‖∇L‖²_{P⁻¹}/L and ‖w‖ (exp of logs; tiny values underflow to 0)."""
+    n = Z.shape[0]
+    logL, logG = [], []
+    for w in ws:
+        m = Z @ w
+        ls = -np.logaddexp(0.0, m)
+        M = ls.max()
+        s = np.exp(ls - M)
+        g = s @ Z
+        P = np.sqrt((s[:, None] ** 2 * Z ** 2).sum(axis=0))
+        ok = P > 0
+        logG.append(M / 2 + 0.5 * np.log(g[ok] @ (g[ok] / P[ok])) - np.log(n))
+        logL.append(np.log(np.mean(np.logaddexp(0.0, -m))))
+    lL, lG = np.array(logL), np.array(logG)
+    return {"L": np.exp(lL), "grad_norm": np.exp(lG), "ratio": np.exp(lG - lL), "sq_ratio": np.exp(2 * lG - lL),
+            "norm": np.linalg.norm(ws, axis=1)}
+
+
+def cauchy_series(x: np.ndarray, ws: np.ndarray, vector: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Angle between w_T and w_{T/10} (radians) at every checkpoint T that has one ≥ one decade earlier;
+    with vector=True the relative distance ‖w_T − w_{T/10}‖/‖w_T‖ instead (convergence of the vector)."""
+    xs, ys = [], []
+    for k, T in enumerate(x):
+        early = np.flatnonzero(x <= T / 10 * (1 + 1e-12))
+        if not len(early):
+            continue
+        a, b = ws[k], ws[early[-1]]
+        if vector:
+            ys.append(float(np.linalg.norm(a - b) / np.linalg.norm(a)))
+        else:
+            c = float(np.clip(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)), -1.0, 1.0))
+            ys.append(float(np.arccos(c)) if c < 1 - 1e-15 else float(np.sqrt(max(2 * (1 - c), 0.0))))
+        xs.append(float(T))
+    return np.array(xs), np.array(ys)
+
+
+def proxy_optimizes(ctx: CheckContext) -> Outcome:
+    """AdamProxy runs (η_t = lr (t+1)^(−lr_decay)) on Gaussian data; `quantity` is judged by the shared
+    rule — close: value at the horizon ≤ tolerance `max_value`; trend: rules.falling over the last decade by
+    tolerance trend_drop — and, for grad_norm, L falling and ‖w‖ growing as well (Prop 4.3 [reconstructed]):
+        grad_norm       ‖∇L‖_{P⁻¹} → 0              ratio   ‖∇L‖_{P⁻¹}/L → 0 (control: it grows like L^{−1/2})
+        cauchy_angle    ∠(w_T, w_{T/10}) → 0 (Assumption 4.4 by a Cauchy criterion)
+        cauchy_vector   ‖w_T − w_{T/10}‖/‖w_T‖ → 0 (control: the iterate itself diverges)."""
+    from ..data import gaussian
+    from .rules import closeness, falling
+
+    p = ctx.params
+    q = p["quantity"]
+    drop, vmax = ctx.tol("trend_drop"), ctx.tol("max_value")
+    rows, series, holds = [], [], True
+    for s in p["data_seeds"]:
+        Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
+        spec = OptimizerSpec("adam-proxy", lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5))
+        r = run(Z, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 25)))
+        Q = proxy_quantities(Z, r.ws)
+        if q.startswith("cauchy"):
+            x, y = cauchy_series(r.checkpoints, r.ws, vector=q == "cauchy_vector")
+        else:
+            x, y = r.checkpoints.astype(float), Q[q]
+        close = closeness(float(y[-1]), vmax)
+        trend = falling(x, y, 1.0, drop)
+        extra = True
+        if q == "grad_norm":
+            extra = falling(r.checkpoints, Q["L"], 1.0, drop) and falling(r.checkpoints, 1 / Q["norm"], 1.0, drop)
+        ok = close and trend and extra
+        holds &= ok
+        rows.append({"data seed": int(s), "steps": int(r.steps), f"{q} at horizon": float(y[-1]),
+                     f"{q} one decade earlier": float(y[x <= x[-1] / 10 * (1 + 1e-12)][-1]) if len(x) > 1 else None,
+                     "close": close, "falling": trend, "L at horizon": float(Q["L"][-1]),
+                     "‖∇L‖_P⁻¹ / L at horizon": float(Q["ratio"][-1]),
+                     "‖∇L‖²_P⁻¹ / L at horizon": float(Q["sq_ratio"][-1]),
+                     "‖w‖": float(Q["norm"][-1]), "L falls and ‖w‖ grows": extra, "ok": ok})
+        series.append(Series(f"seed {s}: {q}", x.tolist(), np.maximum(y, 1e-300).tolist(), ylabel=q, group=q))
+        if q in ("grad_norm", "ratio"):
+            series.append(Series(f"seed {s}: ‖∇L‖²_P⁻¹/L", r.checkpoints.tolist(), Q["sq_ratio"].tolist(),
+                                 ylabel="‖∇L‖²_P⁻¹ / L", group="squared ratio (≈ constant)"))
+    fig = (f"{q}: " + ", ".join(f"seed {r['data seed']}: {r[f'{q} at horizon']:.3g} "
+                                f"(was {r[f'{q} one decade earlier']:.3g})" for r in rows)
+           + f"; need ≤ {vmax:g} and falling ≥ {drop:.0%}/decade")
+    return Outcome(holds=bool(holds), figure=fig, figures={f"max_{q}": max(r[f"{q} at horizon"] for r in rows)},
+                   series=series, table=plain(rows), examples=len(rows),
+                   details="; ".join(f"seed {r['data seed']}: close {r['close']}, falling {r['falling']}"
+                                     for r in rows))
