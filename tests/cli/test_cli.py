@@ -235,6 +235,29 @@ def test_broken_pipe_is_quiet():
     assert r.stdout.startswith("id") and r.stderr == "", r.stderr
 
 
+class _ClosedPipe:
+    """A stdout whose reader went away: writing or flushing raises BrokenPipeError."""
+
+    def __init__(self, on):
+        self.on = on
+
+    def write(self, text):
+        if self.on == "write":
+            raise BrokenPipeError(32, "Broken pipe")
+        return len(text)
+
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("on", ["write", "flush"])
+def test_broken_pipe_is_quiet_in_process(capsys, monkeypatch, on):
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe(on))
+    rc = main(["claims"])
+    monkeypatch.undo()
+    assert rc == 0 and capsys.readouterr().err == ""
+
+
 def test_start_up_does_not_import_heavy_modules():
     # issue 11: every command imported cvxpy at start-up (`ibverify --help` took 1.3–1.6 s)
     code = ("import sys, contextlib, io\n"

@@ -133,6 +133,15 @@ def test_random_option_values(capsys, tmp_path, opts, optimizer, order):
 
 
 @FUZZ
+@given(b=NUM, norm=st.sampled_from(["l2", "linf", "l1", "l3", ""]))
+def test_random_predict_and_margin_options(capsys, tmp_path, b, norm):
+    p = tmp_path / "ok.npz"
+    p.write_bytes(NPZ)
+    check(capsys, ["predict", "--data", str(p), "--batch-size", b, "--json"])
+    check(capsys, ["margin", "--data", str(p), "--norm", norm, "--json"])
+
+
+@FUZZ
 @given(edits=EDITS)
 def test_damaged_checkpoint(capsys, tmp_path, edits):
     p = tmp_path / "ok.npz"
