@@ -313,41 +313,42 @@ def _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, o
 
 
 @nb.njit(inline="always", **JIT)
-def _lazy_step(g, a, q, epss, w, m, v, eta, b1, b2, c1, c2, thr):
+def _lazy_step(g, a, q, epss, w, m, v, r, eta, b1, b2, c1, c2, thr):
     """The Adam step when the lazy frame test holds (module docstring): the same arithmetic as the
-    general path with gh = g̃_k·(a·q_k), no frame tests. Returns (some v̂_k < thr, w changed)."""
+    general path with gh = g̃_k·(a·q_k), no frame tests, on row r of 2-d arrays (a single run passes
+    (1, d) views; lanes their own row: no per-step views). Returns (some v̂_k < thr, w changed)."""
     low = False
     moved = False
-    for k in range(w.shape[0]):
-        gh = g[k] * (a * q[k])
-        mk = b1 * m[k] + (1.0 - b1) * gh
-        vk = b2 * v[k] + (1.0 - b2) * gh * gh
-        m[k] = mk
-        v[k] = vk
+    for k in range(w.shape[1]):
+        gh = g[r, k] * (a * q[r, k])
+        mk = b1 * m[r, k] + (1.0 - b1) * gh
+        vk = b2 * v[r, k] + (1.0 - b2) * gh * gh
+        m[r, k] = mk
+        v[r, k] = vk
         low |= vk < thr
-        den = math.sqrt(vk / c2) + epss[k]
-        wn = w[k] - eta * ((mk / c1) / den)
-        moved |= wn != w[k]
-        w[k] = wn
+        den = math.sqrt(vk / c2) + epss[r, k]
+        wn = w[r, k] - eta * ((mk / c1) / den)
+        moved |= wn != w[r, k]
+        w[r, k] = wn
     return low, moved
 
 
 @nb.njit(inline="always", **JIT)
-def _lazy_step_plain(g, a, w, m, v, eta, b1, b2, thr):
+def _lazy_step_plain(g, a, w, m, v, r, eta, b1, b2, thr):
     """_lazy_step when ε = 0, there is no bias correction and every q_k = 1: the factors that are
     exactly 1 and the terms that are exactly 0 dropped (bit-identical, a shorter loop)."""
     low = False
     moved = False
-    for k in range(w.shape[0]):
-        gh = g[k] * a
-        mk = b1 * m[k] + (1.0 - b1) * gh
-        vk = b2 * v[k] + (1.0 - b2) * gh * gh
-        m[k] = mk
-        v[k] = vk
+    for k in range(w.shape[1]):
+        gh = g[r, k] * a
+        mk = b1 * m[r, k] + (1.0 - b1) * gh
+        vk = b2 * v[r, k] + (1.0 - b2) * gh * gh
+        m[r, k] = mk
+        v[r, k] = vk
         low |= vk < thr
-        wn = w[k] - eta * (mk / math.sqrt(vk))
-        moved |= wn != w[k]
-        w[k] = wn
+        wn = w[r, k] - eta * (mk / math.sqrt(vk))
+        moved |= wn != w[r, k]
+        w[r, k] = wn
     return low, moved
 
 
@@ -378,6 +379,8 @@ def _moment_chunk(adam, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, 
     cut = (CUT_SQ if adam else CUT) if memoryless else 0.0  # Adam squares g̃: its v̂ must stay normal
     thr = 2.0 * TINY / b2 if (adam and log_frame and b2 > 0.0) else np.inf
     lazy = adam and log_frame and _all_at_least(v, thr)
+    gt2, q2, epss2 = gt.reshape(1, d), q.reshape(1, d), epss.reshape(1, d)  # (1, d) views for _lazy_step
+    w2, m2, v2 = w.reshape(1, d), m.reshape(1, d), v.reshape(1, d)
     unit = eps == 0.0 and not bias_corr
     plain = unit and _all_at_least(-q, -1.0)
     p = pos
@@ -401,9 +404,9 @@ def _moment_chunk(adam, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, 
             L, nonzero, nown = _batch_gradient(Z, rows, w, loss, lw, gt, nogsq, diag, cut, gown, Lk, own)
         if lazy and L + S <= 0.0:
             if with_plain and plain:
-                low, moved = _lazy_step_plain(gt, math.exp(L + S), w, m, v, eta, b1, b2, thr)
+                low, moved = _lazy_step_plain(gt2, math.exp(L + S), w2, m2, v2, 0, eta, b1, b2, thr)
             else:
-                low, moved = _lazy_step(gt, math.exp(L + S), q, epss, w, m, v, eta, b1, b2, c1, c2, thr)
+                low, moved = _lazy_step(gt2, math.exp(L + S), q2, epss2, w2, m2, v2, 0, eta, b1, b2, c1, c2, thr)
             lazy = not low
             _count_stall(diag, nonzero, moved)
         else:
