@@ -313,3 +313,89 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
                    series=series, table=plain(rows), examples=len(rows),
                    details="; ".join(f"seed {r['data seed']}: close {r['close']}, falling {r['falling']}"
                                      for r in rows))
+
+
+# ---------------------------------------------------------------- Cor 3.2: per-sample weights sandwiched
+
+def weight_bounds(n: int, beta2: float) -> tuple[float, float]:
+    """Cor 3.2's sandwich [derived] for κ̃_j = κ_j · max_l σ_l a_l (spec §4.3, κ_j = C_inc Σ_i β1^((i−j) mod N)/D_i):
+    D_i ≤ max(σa)·sqrt((1 − β2^N)/(1 − β2)) gives κ̃_j ≥ 1; D_i ≥ max(σa)·β2^((N−1)/2) gives
+    κ̃_j ≤ sqrt((1 − β2^N)/(1 − β2)) / β2^((N−1)/2). Finite only for β2 > 0."""
+    return 1.0, float(np.sqrt((1 - beta2 ** n) / (1 - beta2)) / beta2 ** ((n - 1) / 2))
+
+
+def realized_weights(Z: np.ndarray, w0: np.ndarray, w1: np.ndarray, eta: float,
+                     significance: float = 0.1) -> np.ndarray:
+    """The epoch displacement w1 − w0 = Σ_j c_j z_j solved for c (Z has full row rank), and
+    κ̃_j = c_j / (η σ_j) · max_l σ_l a_l in the log domain (σ_j = σ(−z_j·w0), a_l = |z_l[0]|), for the
+    samples whose loss weight σ_j a_j is ≥ `significance` × the largest (for the others c_j is below the
+    resolution of the vanishing error ε_r, which 1/σ_j would amplify)."""
+    c = np.linalg.lstsq(Z.T, w1 - w0, rcond=None)[0]
+    ls = -np.logaddexp(0.0, Z @ w0)
+    la = np.log(np.abs(Z[:, 0]))
+    rel = ls + la - (ls + la).max()
+    keep = rel >= np.log(significance)
+    return (c / eta * np.exp((ls + la).max() - ls))[keep]
+
+
+def cor32_weights(ctx: CheckContext) -> Outcome:
+    """Along runs of `optimizer` on GR data with d ≥ N (so the z_j are independent), at R log-spaced epochs:
+    the realized normalized weights κ̃_j(r) (realized_weights) of every sample lie in
+    [lower·(1 − tol), upper·(1 + tol)] (weight_bounds, tol = tolerance `slack` for the vanishing ε_r)
+    over the last `late` epochs measured. The control runs Det-Adam: its displacement is sign-like, not a
+    positively weighted gradient step, and leaves the sandwich."""
+    from hypothesis import assume
+    from hypothesis import strategies as st
+
+    from ..data import strategies as S
+    from .prop import Example, run_property
+
+    p = ctx.params
+    slack = ctx.tol("slack")
+    from .per_sample import beta2_strategy
+
+    strat = st.tuples(S.data("gr", n=st.integers(*p["n"]), d=st.integers(*p["d"])),
+                      S.betas(beta2=beta2_strategy(*p["beta2_range"], p.get("beta2_scale", "linear"))))
+
+    def evaluate(ex) -> Example:
+        cert, (b1, b2) = ex
+        Z = cert.dataset.Z
+        n, d = Z.shape
+        assume(np.linalg.matrix_rank(Z) == n)  # the decomposition w1 − w0 = Σ c_j z_j must be unique
+        spec = OptimizerSpec(p["optimizer"], beta1=b1, beta2=b2, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5))
+        per_epoch = n if p["optimizer"] == "inc-adam" else 1
+        R = np.unique(np.geomspace(10, int(p["epochs"]), int(p.get("points", 8))).astype(np.int64))
+        cps = np.unique(np.r_[R * per_epoch, (R + 1) * per_epoch])
+        r = run(Z, spec, int(cps[-1]), checkpoints=cps)
+        W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
+        lo, hi = weight_bounds(n, b2)
+        rows = []
+        for ep in R:
+            eta = float(p.get("lr", 0.1)) * (ep * per_epoch + 1.0) ** (-float(p.get("lr_decay", 0.5)))
+            k = realized_weights(Z, W[int(ep * per_epoch)], W[int((ep + 1) * per_epoch)], eta,
+                                 ctx.tol("significance"))
+            rows.append((int(ep), float(k.min()), float(k.max())))
+        late = rows[-int(p.get("late", 3)):]
+        kmin, kmax = min(x[1] for x in late), max(x[2] for x in late)
+        ok = kmin >= lo * (1 - slack) and kmax <= hi * (1 + slack)
+        return Example(ok, {"kmin": kmin, "kmax": kmax, "upper": hi},
+                       {"min κ̃": ([x[0] for x in rows], [x[1] for x in rows]),
+                        "max κ̃": ([x[0] for x in rows], [x[2] for x in rows])},
+                       f"κ̃ ∈ [{kmin:.4g}, {kmax:.4g}] leaves [{lo:g}, {hi:.4g}]",
+                       f"n={n} d={Z.shape[1]} β1={b1:.3g} β2={b2:.3g}", {"data": repr(cert), "beta1": b1, "beta2": b2})
+
+    res = run_property(ctx, strat, evaluate)
+    exs = res.examples
+    fig = (f"late κ̃ range over {len(exs)} datasets: [{min(e.figures['kmin'] for e in exs):.4g}, "
+           f"{max(e.figures['kmax'] for e in exs):.4g}] (bounds [1, U(β2, N)], U ≥ "
+           f"{min(e.figures['upper'] for e in exs):.3g})")
+    if res.failing:
+        fig = f"counterexample: {res.failing.reason} ({res.failing.description})"
+    return Outcome(holds=res.holds, figure=fig, figures={"min_kappa": min(e.figures["kmin"] for e in exs)},
+                   series=[Series(f"{e.description}: {k}", *c, xlabel="epoch r", ylabel="κ̃_j", group=e.description)
+                           for e in exs[:4] for k, c in e.curves.items()],
+                   table=[{"example": e.description, "min κ̃ (late)": e.figures["kmin"],
+                           "max κ̃ (late)": e.figures["kmax"], "upper bound": e.figures["upper"], "ok": e.ok}
+                          for e in exs],
+                   examples=len(exs), details=res.failing.reason if res.failing else "",
+                   counterexample=(dict(res.failing.inputs, reason=res.failing.reason) if res.failing else None))
