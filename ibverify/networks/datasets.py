@@ -133,3 +133,21 @@ def make_data(kind: str, *, n: int | None = None, d: int = 6, seed: int = 0, **k
     if kind == "linear":
         return linear_separable(n or 20, d, seed=seed)
     raise IbverifyError(f"unknown network dataset {kind!r} (digits, teacher, linear)")
+
+
+def matrix_vector_separable(n: int = 20, p: int = 3, r: int = 3, k: int = 4, seed: int = 0) -> NetData:
+    """Inputs (X_i, z_i) ∈ R^{p×r} × R^k, flattened to rows [vec(X_i), z_i], labelled by a random teacher
+    ⟨W*, X⟩ + ⟨u*, z⟩ with W* of rank 1 (so the hybrid, spectral and ℓ∞ max-margin solutions differ); the top
+    half of the points by teacher margin is kept."""
+    rng = np.random.default_rng(seed)
+    W = np.outer(rng.standard_normal(p), rng.standard_normal(r))
+    W /= np.linalg.norm(W, 2)
+    u = rng.standard_normal(k)
+    u /= np.max(np.abs(u))
+    Z = rng.standard_normal((2 * n + 2, p * r + k))
+    f = Z[:, :p * r] @ W.ravel() + Z[:, p * r:] @ u
+    idx = _balanced_top(f, np.abs(f), n)
+    X, y = validate(Z[idx], np.sign(f[idx]))
+    return NetData(X, y, f"matrix-vector(n={n},p={p},r={r},k={k},seed={seed})",
+                   {"teacher_margin": float(np.min(np.abs(f[idx]))), "kind": "rank-1 matrix + vector teacher",
+                    "shape": (p, r, k)})

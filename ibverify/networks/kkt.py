@@ -66,14 +66,40 @@ def _solve(prob: cp.Problem) -> str:
     return prob.status
 
 
-def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, tau: float = 0.02,
-                 fenchel: bool = True, max_support: int | None = None) -> KKTResult:
+def _normalized(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray):
+    """(θ* = θ/q_min^{1/L}, q/q_min, N = ‖θ*‖, θ' = θ*/N, Ĝ_i = ∇q_i(θ*)·N/L flattened per block)."""
     ts, q = rescale(model, theta, X, y)
     N = geometry.norm(ts)
     thp = {k: v / N for k, v in ts.items()}
     J = model.jac(ts, X)
     n = q.size
-    G = {k: v.reshape(n, -1) * (y[:, None] * (N / model.L)) for k, v in J.items()}   # Ĝ_i = ∇q_i·N/L, flattened
+    G = {k: v.reshape(n, -1) * (y[:, None] * (N / model.L)) for k, v in J.items()}
+    return ts, q, N, thp, G
+
+
+def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -> float:
+    n = q.size
+    mu2 = cp.Variable(n, nonneg=True)
+    V2 = {k: cp.reshape(G[k].T @ mu2, ts[k].shape, order="C") for k in ts}
+    t = cp.Variable(nonneg=True)
+    obj = 0.5 + 0.5 * cp.square(t) - sum(cp.sum(cp.multiply(V2[k], thp[k])) for k in ts) \
+        + cp.sum(cp.multiply(mu2, (q - 1.0) / model.L))
+    p2 = cp.Problem(cp.Minimize(obj), [geometry.cvx_dual_norm(V2) <= t])
+    _solve(p2)
+    return float(np.sqrt(2.0 * max(p2.value, 0.0))) if p2.value is not None else float("nan")
+
+
+def fenchel_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray) -> float:
+    """The tolerance-free KKT residual alone (see the module docstring): 0 exactly at a KKT direction of
+    (P_‖·‖), continuous in θ, scale-invariant; one conic solve."""
+    ts, q, N, thp, G = _normalized(geometry, model, theta, X, y)
+    return _fenchel(geometry, model, ts, q, thp, G)
+
+
+def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, tau: float = 0.02,
+                 fenchel: bool = True, max_support: int | None = None) -> KKTResult:
+    ts, q, N, thp, G = _normalized(geometry, model, theta, X, y)
+    n = q.size
 
     def combo(mu, idx):
         return {k: cp.reshape(G[k][idx].T @ mu, ts[k].shape, order="C") for k in ts}
@@ -99,17 +125,7 @@ def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, t
         if mu.value is not None:
             lam[S] = np.maximum(mu.value, 0) * N * N / model.L
 
-    fen = float("nan")
-    if fenchel:
-        mu2 = cp.Variable(n, nonneg=True)
-        V2 = combo(mu2, np.arange(n))
-        t = cp.Variable(nonneg=True)
-        obj = 0.5 + 0.5 * cp.square(t) - sum(cp.sum(cp.multiply(V2[k], thp[k])) for k in ts) \
-            + cp.sum(cp.multiply(mu2, (q - 1.0) / model.L))
-        p2 = cp.Problem(cp.Minimize(obj), [geometry.cvx_dual_norm(V2) <= t])
-        _solve(p2)
-        if p2.value is not None:
-            fen = float(np.sqrt(2.0 * max(p2.value, 0.0)))
+    fen = _fenchel(geometry, model, ts, q, thp, G) if fenchel else float("nan")
     return KKTResult(residual=res, fenchel=fen, support=int(S.size), lam=lam, q_min=1.0, status=status)
 
 
@@ -150,3 +166,74 @@ def max_margin_linear(geometry, model, X: np.ndarray, y: np.ndarray, tau: float 
     q = y * model.outputs(theta, X)
     return MaxMargin(theta=theta, margin=float(np.min(q) / geometry.norm(theta)), dual_bound=float(bound),
                      kkt=k.residual, status=status)
+
+
+# ---------------------------------------------------------------- certified optimum (degree-1 models)
+
+@dataclass
+class Certificate:
+    """Primal–dual certificate of the max margin of a linear model (L = 1) in a geometry ‖·‖.
+
+    Primal (P): min ‖θ‖ s.t. q_i(θ) = y_i⟨∇f_i, θ⟩ ≥ 1.   Dual (D): max Σλ_i s.t. ‖Σ_i λ_i y_i ∇f_i‖_* ≤ 1, λ ≥ 0.
+    For any θ with q_min(θ) > 0 and any λ ≥ 0 with Σλ > 0 (weak duality, exact in real arithmetic):
+        lower = q_min(θ)/‖θ‖  ≤  γ*  ≤  upper = ‖Σλ_i y_i ∇f_i‖_* / Σλ_i.
+    The three conditions, each checked on its own with relative tolerance tol:
+        primal_feasible   q_min(θ) ≥ 1 − tol
+        dual_feasible     min λ ≥ 0 and ‖Σλ_i y_i ∇f_i‖_* ≤ 1 + tol
+        gap_closed        |‖θ‖ − Σλ_i| ≤ tol·‖θ‖
+    When all hold, γ* is known to within (upper − lower)/upper ≤ O(tol)."""
+
+    primal_feasible: bool
+    dual_feasible: bool
+    gap_closed: bool
+    lower: float
+    upper: float
+    primal_violation: float   # max(0, 1 − q_min)
+    dual_violation: float     # max(0, ‖Σλyz‖_* − 1, −min λ)
+    gap: float                # |‖θ‖ − Σλ| / ‖θ‖
+
+    @property
+    def ok(self) -> bool:
+        return self.primal_feasible and self.dual_feasible and self.gap_closed
+
+
+def certify(geometry, model, X: np.ndarray, y: np.ndarray, theta: Params, lam: np.ndarray,
+            tol: float = 1e-6) -> Certificate:
+    if model.L != 1:
+        raise IbverifyError("certify: the max-margin certificate needs a linear model (L = 1)")
+    lam = np.asarray(lam, float)
+    n = X.shape[0]
+    q = y * model.outputs(theta, X)
+    nt = geometry.norm(theta)
+    J = model.jac(theta, X)
+    v = {k: (J[k].reshape(n, -1).T @ (lam * y)).reshape(theta[k].shape) for k in J}
+    dn, s = geometry.dual_norm(v), float(np.sum(lam))
+    pv = max(0.0, 1.0 - float(np.min(q)))
+    dv = max(0.0, dn - 1.0, -float(np.min(lam)))
+    gap = abs(nt - s) / nt if nt > 0 else float("inf")
+    lower = float(np.min(q)) / nt if nt > 0 else float("nan")
+    upper = dn / s if s > 0 else float("inf")
+    return Certificate(pv <= tol, dv <= tol, gap <= tol, lower, upper, pv, dv, gap)
+
+
+def certified_max_margin(geometry, model, X: np.ndarray, y: np.ndarray, tol: float = 1e-6) -> tuple[Params, Certificate]:
+    """Solve (P) by cvxpy (Clarabel; SDP for spectral norms), take λ from the constraint duals, and certify.
+    Raises IbverifyError when the certificate does not hold (never returns an uncertified optimum)."""
+    if model.L != 1:
+        raise IbverifyError("certified_max_margin needs a linear model (L = 1)")
+    Vs = {k: cp.Variable(s) for k, s in model.blocks.items()}
+    J = model.jac({k: np.zeros(s) for k, s in model.blocks.items()}, X)
+    n = X.shape[0]
+    out = sum(J[k].reshape(n, -1) @ cp.vec(Vs[k], order="C") for k in Vs)
+    con = [cp.multiply(y, out) >= 1]
+    prob = cp.Problem(cp.Minimize(geometry.cvx_norm(Vs)), con)
+    status = _solve(prob)
+    if prob.value is None or con[0].dual_value is None:
+        raise IbverifyError(f"max-margin solve failed ({status}); is the data separable?")
+    theta = {k: np.asarray(v.value, float).reshape(model.blocks[k]) for k, v in Vs.items()}
+    lam = np.maximum(np.asarray(con[0].dual_value, float), 0.0)
+    cert = certify(geometry, model, X, y, theta, lam, tol)
+    if not cert.ok:
+        raise IbverifyError(f"max-margin certificate failed in {geometry.name}: primal violation "
+                            f"{cert.primal_violation:.2g}, dual violation {cert.dual_violation:.2g}, gap {cert.gap:.2g}")
+    return theta, cert

@@ -70,3 +70,27 @@ def separable_teacher(draw, n_range=(6, 20), d_range=(2, 6)):
 def separable_linear(draw, n_range=(4, 20), d_range=(2, 8)):
     n, d = draw(st.integers(*n_range)), draw(st.integers(*d_range))
     return datasets.linear_separable(n, d, seed=draw(st.integers(0, 10_000)))
+
+
+@st.composite
+def network_example(draw, n_range=(16, 24), d_range=(3, 5), widths=(6, 8, 10)):
+    """One two-layer training example: teacher data (size, dimension, dataset seed), student width, init seed.
+
+    Returned as a plain dict of run parameters (``data_seed`` selects the dataset, ``seed`` the initialization),
+    so that claims judging the same optimizer can share the very same runs."""
+    return {"data": "teacher", "n": draw(st.integers(*n_range)), "d": draw(st.integers(*d_range)),
+            "width": draw(st.sampled_from(list(widths))), "data_seed": draw(st.integers(0, 10_000)),
+            "seed": draw(st.integers(0, 10_000))}
+
+
+@st.composite
+def linear_example(draw, kind: str):
+    """A degree-1 example: `kind` ∈ {vector, matrix, matrix-vector}, sizes and a dataset seed."""
+    ex = {"kind": kind, "n": draw(st.integers(10, 20)), "data_seed": draw(st.integers(0, 10_000))}
+    if kind == "vector":
+        ex["d"] = draw(st.integers(4, 10))
+    else:
+        ex["p"], ex["r"] = draw(st.integers(2, 4)), draw(st.integers(2, 4))
+        if kind == "matrix-vector":
+            ex["k"] = draw(st.integers(2, 5))
+    return ex

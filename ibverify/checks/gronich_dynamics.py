@@ -1,0 +1,211 @@
+"""Trajectory claims of paper 2 on the same generated network runs as the KKT claims (gronich_nets):
+directional convergence (T2) by a criterion that can fail, the soft margin approaching the hard margin, and
+approximate steepest descent with the master theorem's hypothesis R_max ≤ 1.
+
+Each case names a `family` claim (e.g. gronich.signum-linf); its tier parameters and hypothesis seed are used,
+so the very runs that claim judged are re-used from the per-process run cache.
+
+Directional convergence (Cauchy in log-time):   δ(t) = 1 − cos(θ_{t/100}, θ_t)   (ℓ2 cosine of the flat θ)
+    holds when δ(T) ≤ dir_max (rules.closeness) and δ falls from t = T/10 to T by ≥ min_drop (rules.falling).
+    A late-half cosine to the final iterate proves nothing (‖θ‖ ~ t^{1−p} makes it ≈ 1 for almost any
+    dynamics); δ compares iterates two decades apart, and the control `trajectory = "spiral"`
+    (θ_t = t^{0.3}(cos(ω ln t) e_1 + sin(ω ln t) e_2): δ(t) = 1 − cos(ω ln 100) for every t) must fail it.
+Soft vs hard margin: s(t) = (−log ℒ(θ_t) − q_min(θ_t)) / ‖θ_t‖^L → 0 (|s| falling over the last decade).
+Approximate steepest descent: r_t = ⟨Δθ_t/ν_t, −g_t/‖g_t‖_*⟩ → 1 (|1 − r| falling or ≤ r_tol; ≥ r_min at the
+    bound tier) and R(t) = ‖θ_t − θ_0‖ / Σ_{s<t} ν_s ≤ 1 + 1e-9 over the last decade (R_max ≤ 1; automatic for
+    normalized steps, not for Adam). Judging R in a geometry other than the optimizer's (`norm`) is a control.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..claims import CheckContext, load_registry
+from ..evidence import Outcome, Series
+from ..networks import optim
+from ..networks.blocks import fro, inner
+from ..networks.strategies import network_example
+from . import gronich_score as S
+from . import rules
+from .gronich_nets import _tag, run_example
+from .prop import Example, run_property
+
+_REG: dict = {}
+
+
+def family(ctx: CheckContext, claim_id: str) -> CheckContext:
+    """The context of the family claim (its tier params, its hypothesis seed) with this claim's seed."""
+    if not _REG:
+        _REG.update({c.id: c for c in load_registry()})
+    c = _REG[claim_id]
+    return dataclasses.replace(ctx, claim=c, params={**c.convention, **c.params_for(ctx.tier)})
+
+
+def cosine(a, b) -> float:
+    return inner(a, b) / (fro(a) * fro(b))
+
+
+def at(run, t: float) -> int:
+    """Index of the last checkpoint at a step ≤ t (within rounding)."""
+    return max(i for i, s in enumerate(run.steps) if s <= t * (1 + 1e-9))
+
+
+@dataclasses.dataclass
+class Trajectory:
+    steps: list[int]
+    thetas: list[dict]
+
+
+def spiral(T: int, omega: float = 0.5) -> Trajectory:
+    """θ_t = t^{0.3}(cos(ω ln t), sin(ω ln t), 0, …): its direction turns by ω ln 100 between t/100 and t, forever."""
+    steps = sorted({int(round(x)) for x in np.logspace(np.log10(max(1, T // 1000)), np.log10(T), 13)})
+    th = [{"W": t ** 0.3 * np.array([[math.cos(omega * math.log(t)), math.sin(omega * math.log(t))], [0.0, 0.0]]),
+           "a": np.zeros(2)} for t in steps]
+    return Trajectory(steps, th)
+
+
+def direction_gap(traj, lag: float = 100.0) -> tuple[list[int], list[float]]:
+    """δ(t) = 1 − cos(θ_{t/lag}, θ_t) at t = T/10 and T."""
+    T = traj.steps[-1]
+    ts = [traj.steps[at(traj, T / 10)], T]
+    return ts, [1 - cosine(traj.thetas[at(traj, t / lag)], traj.thetas[at(traj, t)]) for t in ts]
+
+
+def directional_convergence(ctx: CheckContext) -> Outcome:
+    """δ(T) ≤ dir_max and falling, and the soft margin → hard margin, on every family's generated runs."""
+    dmax, min_drop = ctx.tol("dir_max"), ctx.tol("min_drop")
+    series, figs, lines, verdicts = [], {}, [], []
+    if ctx.params.get("trajectory") == "spiral":
+        T = int(ctx.params["steps"])
+        ts, d = direction_gap(spiral(T, float(ctx.params.get("omega", 0.5))))
+        ok = rules.closeness(d[-1], dmax) and rules.falling(ts, d, 1.0, min_drop)
+        series.append(Series("spiral δ(t)", ts, d, ylabel="1 − cos(θ_{t/100}, θ_t)", group="direction"))
+        return Outcome(holds=ok, figure=f"spiral: δ = {d[0]:.3g} → {d[-1]:.3g} (bound {dmax:g})",
+                       figures={"delta_T": d[-1], "delta_T10": d[0]}, series=series, examples=1,
+                       details="θ_t = t^0.3 (cos(ω ln t), sin(ω ln t)): its direction keeps moving by construction")
+    for fam in ctx.params["families"]:
+        fctx = family(ctx, fam)
+        fctx = dataclasses.replace(fctx, seed=ctx.seed)
+
+        def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
+            from hypothesis import reject
+
+            r, model, data, opt = run_example(fctx, ex)
+            if not r.q_min or r.q_min[-1] <= 0:
+                reject()
+            ts, d = direction_gap(r)
+            G = opt.geometry
+            soft = [abs(-r.log_loss[i] - r.q_min[i]) / G.norm(r.thetas[i]) ** model.L for i in range(len(r.steps))]
+            k = len(lines)
+            series.append(Series(f"{fam} {_tag(ex)} δ(t)", ts, d, ylabel="1 − cos(θ_{t/100}, θ_t)", group="direction"))
+            series.append(Series(f"{fam} {_tag(ex)} soft − hard margin", r.steps, soft, ylabel="|γ̃ − γ|",
+                                 group="soft margin"))
+            why = []
+            if not rules.closeness(d[-1], dmax):
+                why.append(f"δ(T) = {d[-1]:.3g} > {dmax:g}")
+            if not rules.falling(ts, d, 1.0, min_drop):
+                why.append(f"δ not falling: {d[0]:.3g} → {d[-1]:.3g}")
+            if not rules.falling(r.steps, soft, 1.0, min_drop):
+                before = rules.value_before(r.steps, soft, 1.0)
+                why.append(f"soft − hard margin not falling: {before:.3g} → {soft[-1]:.3g}")
+            figs.update({f"delta_T[{fam}/{k}]": d[-1], f"delta_T10[{fam}/{k}]": d[0], f"soft_gap[{fam}/{k}]": soft[-1]})
+            lines.append(f"{fam} {_tag(ex)}: δ {d[0]:.3g} → {d[-1]:.3g}, soft−hard {soft[-1]:.3g}")
+            return Example(not why, {"delta": d[-1]}, reason="; ".join(why), description=_tag(ex), inputs=ex)
+
+        verdicts.append(run_property(fctx, network_example(), evaluate).holds)
+    deltas = [v for k, v in figs.items() if k.startswith("delta_T[")]
+    return Outcome(holds=all(verdicts), figure=f"{len(deltas)} runs: δ(T) = 1 − cos(θ_T/100, θ_T) ≤ "
+                                                f"{max(deltas):.3g} (bound {dmax:g}), falling",
+                   figures=figs, series=series, examples=len(deltas), details=" | ".join(lines))
+
+
+def approx_steepest(ctx: CheckContext) -> Outcome:
+    """|1 − r_t| falling (or ≤ r_tol), R(t) ≤ 1 + 1e-9 over the last decade; r_t ≥ r_min at the bound tier."""
+    bound = bool(ctx.params.get("bound", False))
+    r_tol, r_min, min_drop = ctx.tol("r_tol"), ctx.tol("r_min"), ctx.tol("min_drop")
+    series, figs, lines, verdicts = [], {}, [], []
+    for fam in ctx.params["families"]:
+        fctx = dataclasses.replace(family(ctx, fam), seed=ctx.seed)
+
+        def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
+            from hypothesis import reject
+
+            r, model, data, opt = run_example(fctx, ex)
+            if not r.q_min or r.q_min[-1] <= 0:
+                reject()
+            name = ctx.params.get("norm") or optim.OWN_GEOMETRY[opt.name]
+            G = S.geometry(name, getattr(opt.geometry, "c", 1.0))
+            theta0 = r_theta0(fctx, ex, model)
+            nus = np.cumsum([opt.nu(t) for t in range(1, r.steps[-1] + 1)])
+            T = r.steps[-1]
+            late = [i for i, t in enumerate(r.steps) if t >= T / 10 * (1 - 1e-12)]
+            R = [G.norm({k: r.thetas[i][k] - theta0[k] for k in theta0}) / nus[r.steps[i] - 2] for i in late]
+            dev = [abs(1 - r.align[i]) for i in late]
+            ts = [r.steps[i] for i in late]
+            k = len(lines)
+            series.append(Series(f"{fam} {_tag(ex)} |1 − r_t|", ts, [max(x, 1e-16) for x in dev], ylabel="|1 − r_t|",
+                                 group="alignment"))
+            series.append(Series(f"{fam} {_tag(ex)} R(t)", ts, R, ylabel="‖θ_t − θ_0‖ / Σν", group="R_max",
+                                 log_y=False))
+            why = []
+            if not (rules.closeness(dev[-1], r_tol) or rules.falling(ts, dev, 1.0, min_drop)):
+                why.append(f"|1 − r| neither ≤ {r_tol:g} nor falling: {dev[0]:.3g} → {dev[-1]:.3g}")
+            if bound and not rules.closeness(1 - min(r.align[i] for i in late), 1 - r_min):
+                why.append(f"late r_t = {min(r.align[i] for i in late):.4f} < {r_min:g}")
+            if not rules.closeness(max(R), 1 + 1e-9):
+                why.append(f"R_max = {max(R):.6g} > 1 in {S.LABEL.get(name, name)}")
+            figs.update({f"r_T[{fam}/{k}]": r.align[-1], f"R_max[{fam}/{k}]": max(R)})
+            lines.append(f"{fam} {_tag(ex)}: r_T = {r.align[-1]:.4f}, R_max = {max(R):.4f}")
+            return Example(not why, {"R_max": max(R)}, reason="; ".join(why), description=_tag(ex), inputs=ex)
+
+        verdicts.append(run_property(fctx, network_example(), evaluate).holds)
+    rs = [v for k, v in figs.items() if k.startswith("r_T[")]
+    Rs = [v for k, v in figs.items() if k.startswith("R_max[")]
+    return Outcome(holds=all(verdicts), figure=f"{len(rs)} runs: r_T ≥ {min(rs):.4f}, R_max ≤ {max(Rs):.4f}",
+                   figures=figs, series=series, examples=len(rs), details=" | ".join(lines))
+
+
+def r_theta0(fctx: CheckContext, ex: dict, model) -> dict:
+    """The initialization the run started from (gronich.get_run's rng for this example's seed)."""
+    rng = np.random.default_rng(1000 + int(ex["seed"]))
+    return model.init(rng, fctx.params.get("init_scale", 0.5))
+
+
+def momentum_tracks(ctx: CheckContext) -> Outcome:
+    """Lemma (momentum ≈ gradient): ‖m_t/‖m_t‖_* − g_t/‖g_t‖_*‖_* (MSD), max |m̂/√v̂ − sign g| on significant
+    coordinates (Adam) is ≤ track_max at the horizon or falling over the last decade (fast tier), ≤ track_max at
+    the bound tier. On the families' runs (p = 0.7 > 1 − 1/L)."""
+    bound = bool(ctx.params.get("bound", False))
+    tmax, min_drop = ctx.tol("track_max"), ctx.tol("min_drop")
+    series, figs, lines, verdicts = [], {}, [], []
+    for fam in ctx.params["families"]:
+        fctx = dataclasses.replace(family(ctx, fam), seed=ctx.seed)
+
+        def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
+            from hypothesis import reject
+
+            r, model, data, opt = run_example(fctx, ex)
+            if not r.q_min or r.q_min[-1] <= 0:
+                reject()
+            T = r.steps[-1]
+            late = [i for i, t in enumerate(r.steps) if t >= T / 10 * (1 - 1e-12)]
+            vals = r.adam_dev if math.isfinite(r.adam_dev[-1]) else r.track
+            ts, ys = [r.steps[i] for i in late], [vals[i] for i in late]
+            k = len(lines)
+            series.append(Series(f"{fam} {_tag(ex)}", ts, [max(y, 1e-18) for y in ys],
+                                 ylabel="momentum − gradient (dual norm) / Adam ratio − sign", group="tracking"))
+            close = rules.closeness(ys[-1], tmax)
+            ok = close if bound else (close or rules.falling(ts, ys, 1.0, min_drop))
+            figs[f"track_T[{fam}/{k}]"] = ys[-1]
+            lines.append(f"{fam} {_tag(ex)}: {ys[0]:.3g} → {ys[-1]:.3g}")
+            why = f"tracking residual {ys[0]:.3g} → {ys[-1]:.3g} (bound {tmax:g})"
+            return Example(ok, {"track": ys[-1]}, reason=why, description=_tag(ex), inputs=ex)
+
+        verdicts.append(run_property(fctx, network_example(), evaluate).holds)
+    tr = [v for k, v in figs.items() if k.startswith("track_T[")]
+    return Outcome(holds=all(verdicts), figure=f"{len(tr)} runs: tracking residual at T ≤ {max(tr):.3g} "
+                                                f"(bound {tmax:g}{'' if bound else ', or falling'})",
+                   figures=figs, series=series, examples=len(tr), details=" | ".join(lines))
