@@ -168,6 +168,7 @@ class FigureMaker:
 
         tol = tolerance_lines(tolerances or {}, series)
         xa, ya, drawn = self._axes_for(series, tol)
+        tol = [(label, v) for label, v in tol if ya is not None and (v > 0 or not ya.log)]  # drawable only
         skipped = sum(d[2] for d in drawn)
         names = [s["name"] for s, runs, _ in drawn if runs]
         entries = len(names) + len(tol) if (len(names) > 1 or tol) else 0
@@ -182,8 +183,9 @@ class FigureMaker:
                            1 - (bottom_in + 0.25) / height))
         if xa is None:
             ax.set_axis_off()
-            ax.text(0.5, 0.5, f"no plottable values ({skipped} missing or non-positive)", ha="center",
-                    va="center", transform=ax.transAxes)
+            logs = any(s.get("log_x", True) or s.get("log_y", True) for s in series)
+            ax.text(0.5, 0.5, f"no plottable values ({skipped} missing{' or non-positive' if logs else ''})",
+                    ha="center", va="center", transform=ax.transAxes)
         else:
             few = sum(len(r[0]) for _, runs, _ in drawn for r in runs) <= 40 * max(1, len(names))
             k = 0

@@ -106,6 +106,8 @@ def test_the_tolerance_is_drawn_and_inside_the_y_range(maker):
     assert "0.0001" in svg_tick_labels(p.svg, "t", "y") or "10⁻⁴" in svg_tick_labels(p.svg, "t", "y")
     no_tol = maker.draw([s], "gap", {"slope_max": -0.2}, "t")
     assert "tolerance" not in no_tol.svg
+    below_zero = maker.draw([s], "gap", {"cos_min": {"value": 1.5}}, "t")  # 1 − 1.5 < 0: not on a log axis
+    assert below_zero.y.log and below_zero.tolerances == [] and "tolerance" not in below_zero.svg
 
 
 def test_output_is_deterministic_and_self_describing(maker):
