@@ -1,21 +1,26 @@
-"""ibverify benchmarks: steps/s per optimizer and engine, baselines, tier times, horizon per CPU-minute.
+"""ibverify benchmark: the compiled engine against the loops a careful researcher would write.
 
-    python benchmarks/bench.py [--quick] [--json PATH] [--tiers smoke,fast] [--full]
+    python benchmarks/bench.py [--quick] [--rounds 5] [--json PATH] [--markdown PATH] [--tiers smoke,fast]
 
-Measured (see benchmarks/README.md):
-  * agreement first: the engine (reference and compiled), the hand-written numba loop and the
-    torch.optim.Adam loop must compute the same per-sample Adam update (≤ 1e-10 relative over a few
-    hundred steps), else the run exits 1;
-  * steps/s for every optimizer of `ibverify.engine.run` on engines compiled / reference / mpmath,
-    plus the bare engine kernel (kernels.run_chunk, no run()/sampler overhead) for Adam;
-  * baselines on the same data and update: torch.optim.Adam per-sample Python loop (float64, batch 1,
-    cyclic) and a minimal hand-written numba loop (benchmarks/baseline_kernel.py);
-  * ratios compiled/torch (target ≥ 1000×) and compiled/hand-written (target ≥ 0.5×);
-  * wall time to a verdict per registry tier (`ibverify verify --tier T --quiet`), per-claim runtime_s;
-  * horizon per CPU-minute: per-sample steps of Inc-Adam on GR data N = 10, d = 50.
-Every rate is the median of `repeats` measurements of ≥ `min_time` s each (time.perf_counter), after
-warm-up (numba compilation); CPU-time rates (time.process_time) are recorded next to them because
-the machine may be shared.
+Sections (every timing is the median of `rounds` interleaved rounds: in each round every contender
+runs once on the same fixed work, so load changes hit all of them alike; ratios are medians of the
+per-round ratios):
+  * agreement first: engine (compiled and reference), hand-written numba loop, jitted JAX loop and
+    (if installed) torch.optim.Adam compute the same per-sample Adam update (≤ 1e-10 relative over a
+    few hundred steps), else the script exits 1;
+  * scaling in d (10 … 1000) and N: Inc-Adam in the papers' convention (ε = 0, no bias correction,
+    η_t = 0.1 (t+1)^(−1/2), 0/0 := 0): engine `run()`, hand-written loop (`baseline_kernel.py`),
+    JAX peer (jitted `lax.scan` + an optax transform, float64);
+  * torch.optim.Adam per-sample loop (torch convention, optional: skipped with a note when absent);
+  * lanes: 16 runs (N = 10, d = 50) in one `run_lanes` call vs the same 16 `run()` calls;
+  * every optimizer family through `run()` (steps/s);
+  * horizon and memory: one 10⁸-step Inc-Adam run (N = 10, d = 50) in a fresh subprocess: CPU
+    seconds and peak RSS (VmHWM from /proc/self/status, else resource.getrusage ru_maxrss, which on
+    Linux can carry the parent's peak over fork + exec), next to the peak RSS of a process that only
+    imports the engine and runs 10 steps (numba's own floor);
+  * optionally the wall time of `ibverify verify --tier T` (--tiers).
+Prints markdown tables headed by the date (UTC) and `uptime` (the load average), writes JSON
+(schema ibverify.bench/2, default benchmarks/results.json).
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -42,65 +46,44 @@ for p in (str(HERE), str(ROOT)):
 
 import baseline_kernel  # noqa: E402
 from ibverify.data.generators import gr  # noqa: E402
-from ibverify.engine import kernels as K  # noqa: E402
-from ibverify.engine import run  # noqa: E402
-from ibverify.optim import OptimizerSpec, Sampler  # noqa: E402
+from ibverify.engine import run, run_lanes  # noqa: E402
+from ibverify.optim import OptimizerSpec  # noqa: E402
 
-try:  # optional, never a dependency of ibverify
+try:  # optional peers, never dependencies of ibverify
     import torch
 except ImportError:  # pragma: no cover - depends on the machine
     torch = None
+try:
+    import jax
 
-SCHEMA = "ibverify.bench/1"
-OPTIMIZERS = [  # (label, spec kwargs)
-    ("inc-adam", dict(name="inc-adam")),
-    ("det-adam", dict(name="det-adam")),
-    ("adam-b5-reshuffle", dict(name="adam", batch_size=5, order="reshuffle")),
-    ("signum", dict(name="signum")),
-    ("gd", dict(name="gd")),
-    ("ngd", dict(name="ngd")),
-    ("adam-proxy", dict(name="adam-proxy")),
-]
-ADAM_LABELS = ("inc-adam", "det-adam", "adam-b5-reshuffle")
-# torch.optim.Adam convention, batch 1, cyclic, constant lr: the update all baselines compute
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import optax
+except ImportError:  # pragma: no cover
+    jax = None
+
+SCHEMA = "ibverify.bench/2"
+PAPER = dict(name="inc-adam")  # paper 1: eps = 0, no bias correction, lr 0.1 (t+1)^(-1/2), β = (0.9, 0.999)
 TORCH_LR = 1e-3
 TORCH_CONV = dict(name="adam", batch_size=1, order="cyclic", lr=TORCH_LR, lr_decay=0.0, beta1=0.9,
                   beta2=0.999, eps=1e-8, bias_correction=True)
-PAPER_CONV = dict(name="inc-adam")  # paper 1: eps = 0, no bias correction, lr 0.1 (t+1)^(-1/2)
-TARGET_TORCH, TARGET_HAND = 1000.0, 0.5
+OPTIMIZERS = [("inc-adam", dict(name="inc-adam")), ("det-adam", dict(name="det-adam")),
+              ("adam b=5 reshuffle", dict(name="adam", batch_size=5, order="reshuffle")),
+              ("signum", dict(name="signum")), ("gd", dict(name="gd")), ("ngd", dict(name="ngd")),
+              ("adam-proxy", dict(name="adam-proxy"))]
+GRID = [(10, 10), (10, 20), (50, 20), (10, 50), (200, 50), (10, 100), (10, 1000)]  # (N, d)
+JAX_AT = {(10, 20), (10, 50), (10, 1000)}
+TARGETS = {"engine/hand d=20": 1.0, "engine/hand d=1000": 0.8, "engine/jax N=10 d=50": 5.0,
+           "lanes speed-up": 2.0, "1e8 CPU s": 10.0, "1e8 peak RSS MB": 150.0}
 
-QUICK = dict(min_time=0.01, repeats=1, work=1 << 10, agree_steps=60, horizon_steps=5_000, mp_steps=1)
-NORMAL = dict(min_time=0.5, repeats=3, work=1 << 17, agree_steps=400, horizon_steps=10_000_000, mp_steps=2)
+QUICK = dict(rounds=1, work=20_000, agree_steps=60, lane_steps=2_000, horizon=100_000, torch_steps=50,
+             grid=[(10, 20), (10, 100)], jax_at=[(10, 20)])
+NORMAL = dict(rounds=5, work=4_000_000, agree_steps=400, lane_steps=200_000, horizon=100_000_000, torch_steps=3_000,
+              grid=GRID, jax_at=sorted(JAX_AT))
 
 
-# ---------------------------------------------------------------- data and timing helpers
-
-def datasets(quick: bool) -> dict[str, np.ndarray]:
-    return {"gr-N50-d20": np.ascontiguousarray(gr(50, 20, np.random.default_rng(0)).Z),
-            "gr-N10-d50": np.ascontiguousarray(gr(10, 50, np.random.default_rng(1)).Z)}
-
-
-def measure(fn, unit_steps: int, min_time: float, repeats: int, start: int = 1) -> dict:
-    """fn(k) does k units of `unit_steps` steps. Calibrate k so one call takes ≥ min_time, then take
-    the median of `repeats` calls. Returns steps/s (wall and CPU) and the raw numbers."""
-    k = start
-    while True:
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn(k)
-        wall = time.perf_counter() - w0
-        if wall >= min_time:
-            break
-        k = max(k + 1, int(k * min(16.0, 1.3 * min_time / max(wall, 1e-4))))
-    walls, cpus = [wall], [time.process_time() - c0]
-    for _ in range(repeats - 1):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn(k)
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    steps = k * unit_steps
-    wall_med, cpu_med = statistics.median(walls), statistics.median(cpus)
-    return {"steps_per_s": steps / wall_med, "cpu_steps_per_s": steps / max(cpu_med, 1e-9),
-            "us_per_step": wall_med / steps * 1e6, "steps": steps, "seconds": walls, "cpu_seconds": cpus}
+def dataset(n: int, d: int) -> np.ndarray:
+    return np.ascontiguousarray(gr(n, d, np.random.default_rng(1000 * n + d)).Z)
 
 
 def rel(a, b) -> float:
@@ -108,39 +91,78 @@ def rel(a, b) -> float:
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
 
 
-# ---------------------------------------------------------------- the runners being compared
-
-def engine_run(Z, kw, steps, engine="compiled"):
-    return run(Z, OptimizerSpec(**kw), steps, checkpoints=2, engine=engine, dps=50).w
-
-
-def kernel_state(d):
-    return [np.zeros(d) for _ in range(4)] + [np.zeros(K.N_DIAG, dtype=np.int64)]
+def load() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def kernel_args(spec):
-    return (spec.lr, spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
-            K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL, True)
+def rounds(contenders: dict, n_rounds: int) -> dict:
+    """contenders: name -> zero-argument callable (fixed work). Each round runs every contender once
+    (interleaved, order rotated per round); returns name -> list of wall seconds."""
+    names = list(contenders)
+    times = {k: [] for k in names}
+    for r in range(n_rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            contenders[k]()
+            times[k].append(time.perf_counter() - t0)
+    return times
 
 
-def engine_kernel_run(Z, kw, idx):
-    """The engine's compiled kernel called directly (no run()/Sampler overhead)."""
-    spec = OptimizerSpec(**kw).resolved(Z.shape[0])
-    w, m, v, s, diag = kernel_state(Z.shape[1])
-    K.run_chunk(KIND[spec.name], Z, idx, w, m, v, s, 0, *kernel_args(spec), diag)
-    return w, diag
+def ratio(times: dict, a: str, b: str) -> float:
+    """Median over rounds of time(b)/time(a): how many times faster a is than b."""
+    return statistics.median(tb / ta for ta, tb in zip(times[a], times[b], strict=True))
 
 
-def indices(Z, kw, steps):
-    spec = OptimizerSpec(**kw).resolved(Z.shape[0])
-    return Sampler(Z.shape[0], spec.batch_size, spec.order, spec.seed).next(steps)
+# ---------------------------------------------------------------- contenders
+
+def engine_run(Z, kw, steps, engine="compiled", checkpoints=2):
+    return run(Z, OptimizerSpec(**kw), steps, checkpoints=checkpoints, engine=engine, dps=50).w
 
 
 def hand_run(Z, kw, steps):
-    spec = OptimizerSpec(**kw).resolved(Z.shape[0])
-    assert spec.batch_size == 1 and spec.order == "cyclic" and spec.loss == "logistic"
-    return baseline_kernel.run_adam(Z, steps, spec.lr, spec.lr_decay, spec.beta1, spec.beta2, spec.eps,
-                                    spec.bias_correction)
+    s = OptimizerSpec(**kw).resolved(Z.shape[0])
+    assert s.batch_size == 1 and s.order == "cyclic" and s.loss == "logistic"
+    return baseline_kernel.run_adam(Z, steps, s.lr, s.lr_decay, s.beta1, s.beta2, s.eps, s.bias_correction)
+
+
+def paper_adam(b1: float, b2: float):
+    """optax transform: the papers' Adam (ε = 0, no bias correction, m_{−1} = v_{−1} = 0, 0/0 := 0)."""
+    def init(params):
+        return (jnp.zeros_like(params), jnp.zeros_like(params))
+
+    def update(g, state, params=None):
+        m, v = state
+        m = b1 * m + (1.0 - b1) * g
+        v = b2 * v + (1.0 - b2) * g * g
+        pos = v > 0
+        return jnp.where(pos, m / jnp.sqrt(jnp.where(pos, v, 1.0)), 0.0), (m, v)
+
+    return optax.GradientTransformation(init, update)
+
+
+def jax_runner(Z, steps, lr=0.1, decay=0.5, b1=0.9, b2=0.999):
+    """Jitted lax.scan over per-sample steps (cyclic order), float64, optax chain: paper Adam then the
+    schedule −lr (t+1)^(−decay). Returns a callable () -> w (compiled on first call)."""
+    Zj = jnp.asarray(Z, dtype=jnp.float64)
+    n, d = Z.shape
+    grad = jax.grad(lambda w, z: jax.nn.softplus(-(z @ w)))
+    tx = optax.chain(paper_adam(b1, b2), optax.scale_by_schedule(lambda t: -lr * (t + 1.0) ** (-decay)))
+
+    def body(carry, t):
+        w, st = carry
+        u, st = tx.update(grad(w, Zj[t % n]), st, w)
+        return (w + u, st), None
+
+    @jax.jit
+    def go(w0):
+        (w, _), _ = jax.lax.scan(body, (w0, tx.init(w0)), jnp.arange(steps))
+        return w
+
+    w0 = jnp.zeros(d, dtype=jnp.float64)
+    return lambda: np.asarray(go(w0).block_until_ready())
 
 
 def torch_run(Z, steps, lr=TORCH_LR):
@@ -151,290 +173,285 @@ def torch_run(Z, steps, lr=TORCH_LR):
     n = Z.shape[0]
     for t in range(steps):
         opt.zero_grad()
-        loss = torch.nn.functional.softplus(-(Zt[t % n] @ w))
-        loss.backward()
+        torch.nn.functional.softplus(-(Zt[t % n] @ w)).backward()
         opt.step()
     return w.detach().numpy().copy()
 
 
-KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
-        "ngd": K.NGD, "adam-proxy": K.PROXY}
-
-
 # ---------------------------------------------------------------- sections
 
-def check_agreement(Z, cfg) -> dict:
-    """Same update everywhere, before anything is timed."""
-    T = cfg["agree_steps"]
-    out = {"steps": T, "tolerance": 1e-10, "dataset": "gr-N50-d20"}
+def check_agreement(cfg) -> dict:
+    Z, T = dataset(50, 20), cfg["agree_steps"]
+    ref = engine_run(Z, PAPER, T, "reference")
+    out = {"steps": T, "tolerance": 1e-10, "paper_convention": {
+        "compiled_vs_reference": rel(engine_run(Z, PAPER, T), ref),
+        "handwritten_vs_reference": rel(hand_run(Z, PAPER, T), ref)}}
+    if jax is not None:
+        out["paper_convention"]["jax_vs_reference"] = rel(jax_runner(Z, T)(), ref)
     ref_t = engine_run(Z, TORCH_CONV, T, "reference")
-    out["torch_convention"] = {
-        "compiled_vs_reference": rel(engine_run(Z, TORCH_CONV, T, "compiled"), ref_t),
-        "handwritten_vs_reference": rel(hand_run(Z, TORCH_CONV, T), ref_t),
-    }
+    out["torch_convention"] = {"compiled_vs_reference": rel(engine_run(Z, TORCH_CONV, T), ref_t),
+                               "handwritten_vs_reference": rel(hand_run(Z, TORCH_CONV, T), ref_t)}
     if torch is not None:
         out["torch_convention"]["torch_vs_reference"] = rel(torch_run(Z, T), ref_t)
-    ref_p = engine_run(Z, PAPER_CONV, T, "reference")
-    out["paper_convention"] = {
-        "compiled_vs_reference": rel(engine_run(Z, PAPER_CONV, T, "compiled"), ref_p),
-        "handwritten_vs_reference": rel(hand_run(Z, PAPER_CONV, T), ref_p),
-    }
-    vals = [v for sec in ("torch_convention", "paper_convention") for v in out[sec].values()]
-    out["max_rel"] = max(vals)
+    out["max_rel"] = max(v for sec in ("paper_convention", "torch_convention") for v in out[sec].values())
     out["ok"] = bool(out["max_rel"] <= out["tolerance"])
     return out
 
 
-def warm_up(Z):
-    """Compile (or load from cache) every numba kernel with the argument types used below."""
-    for _, kw in OPTIMIZERS:
-        engine_run(Z, kw, 3)
-    for kw in (TORCH_CONV, PAPER_CONV, dict(name="adam", batch_size=5, order="reshuffle")):
-        engine_kernel_run(Z, kw, indices(Z, kw, 3))
-    hand_run(Z, TORCH_CONV, 3)
-    hand_run(Z, PAPER_CONV, 3)
-
-
-def bench_rates(data, cfg, log) -> list[dict]:
+def bench_scaling(cfg, log) -> list[dict]:
     rows = []
-    mt, rp, work = cfg["min_time"], cfg["repeats"], cfg["work"]
-
-    def add(ds, engine, label, b, r, **extra):
-        row = {"dataset": ds, "engine": engine, "optimizer": label, "batch_size": b,
-               "sample_grads_per_s": r["steps_per_s"] * b, **r, **extra}
+    for n, d in cfg["grid"]:
+        Z = dataset(n, d)
+        steps = max(100, int(cfg["work"] * 20 / d))
+        con = {"engine": lambda: engine_run(Z, PAPER, steps), "hand": lambda: hand_run(Z, PAPER, steps)}
+        if jax is not None and (n, d) in cfg["jax_at"]:
+            con["jax"] = jax_runner(Z, steps)
+            con["jax"]()  # compile outside the timing
+        engine_run(Z, PAPER, 10)
+        hand_run(Z, PAPER, 10)
+        t = rounds(con, cfg["rounds"])
+        row = {"N": n, "d": d, "steps": steps,
+               **{f"{k}_steps_per_s": steps / statistics.median(v) for k, v in t.items()},
+               "engine_over_hand": ratio(t, "engine", "hand"), "seconds": t}
+        if "jax" in t:
+            row["engine_over_jax"] = ratio(t, "engine", "jax")
         rows.append(row)
-        log(f"  {ds:<11} {engine:<16} {label:<18} b={b:<3} {r['steps_per_s']:>14,.0f} steps/s "
-            f"{r['us_per_step']:>11.3f} µs/step")
-
-    for ds, Z in data.items():
-        n = Z.shape[0]
-        for label, kw in OPTIMIZERS:
-            b = OptimizerSpec(**kw).resolved(n).batch_size
-            H = max(1, work // b)  # horizon of one fresh compiled run (same for every repeat)
-            add(ds, "compiled", label, b,
-                measure(lambda k: [engine_run(Z, kw, H) for _ in range(k)], H, mt, rp), horizon=H)
-            if label in ADAM_LABELS:
-                idx = indices(Z, kw, H)
-                add(ds, "engine-kernel", label, b,
-                    measure(lambda k: [engine_kernel_run(Z, kw, idx) for _ in range(k)], H, mt, rp), horizon=H)
-            add(ds, "reference", label, b,
-                measure(lambda k: engine_run(Z, kw, 20 * k, "reference"), 20, mt, rp))
-            add(ds, "mpmath", label, b,
-                measure(lambda k: engine_run(Z, kw, k, "mpmath"), 1, mt, rp, start=cfg["mp_steps"]), dps=50)
+        log(f"  N={n:<4} d={d:<5} engine {row['engine_steps_per_s']:>12,.0f}  hand {row['hand_steps_per_s']:>12,.0f}"
+            + (f"  jax {row['jax_steps_per_s']:>12,.0f}" if "jax" in t else "")
+            + f"  engine/hand {row['engine_over_hand']:.2f}"
+            + (f"  engine/jax {row['engine_over_jax']:.1f}" if "jax" in t else ""))
     return rows
 
 
-def bench_baselines(data, cfg, log) -> dict:
-    """Same update (torch convention, and paper convention for the hand-written loop) on each dataset."""
-    mt, rp, work = cfg["min_time"], cfg["repeats"], cfg["work"]
-    out = {}
-    for ds, Z in data.items():
-        H = work
-        res = {"horizon": H}
-        for conv, kw in (("torch_convention", TORCH_CONV), ("paper_convention", PAPER_CONV)):
-            idx = indices(Z, kw, H)
-            r = {
-                "compiled": measure(lambda k: [engine_run(Z, kw, H) for _ in range(k)], H, mt, rp),
-                "engine_kernel": measure(lambda k: [engine_kernel_run(Z, kw, idx) for _ in range(k)], H, mt, rp),
-                "handwritten": measure(lambda k: [hand_run(Z, kw, H) for _ in range(k)], H, mt, rp),
-            }
-            r["min_margin_end"] = float((Z @ hand_run(Z, kw, H)).min())  # well below float64 underflow
-            res[conv] = r
-        if torch is not None:
-            res["torch_loop"] = measure(lambda k: torch_run(Z, 50 * k), 50, mt, rp)
-        else:
-            res["torch_loop"] = None
-            res["torch_note"] = "torch not installed: torch loop skipped (pip install torch==2.13.0)"
-        tc = res["torch_convention"]
-        ratios = {
-            "compiled_over_handwritten": tc["compiled"]["steps_per_s"] / tc["handwritten"]["steps_per_s"],
-            "engine_kernel_over_handwritten": tc["engine_kernel"]["steps_per_s"] / tc["handwritten"]["steps_per_s"],
-            "paper_compiled_over_handwritten": (res["paper_convention"]["compiled"]["steps_per_s"]
-                                                / res["paper_convention"]["handwritten"]["steps_per_s"]),
-            "cpu_compiled_over_handwritten": tc["compiled"]["cpu_steps_per_s"] / tc["handwritten"]["cpu_steps_per_s"],
-        }
-        if res["torch_loop"]:
-            tl = res["torch_loop"]["steps_per_s"]
-            ratios["compiled_over_torch"] = tc["compiled"]["steps_per_s"] / tl
-            ratios["handwritten_over_torch"] = tc["handwritten"]["steps_per_s"] / tl
-            ratios["cpu_compiled_over_torch"] = tc["compiled"]["cpu_steps_per_s"] / res["torch_loop"]["cpu_steps_per_s"]
-        res["ratios"] = ratios
-        res["targets"] = {
-            "compiled_over_torch>=1000": (ratios["compiled_over_torch"] >= TARGET_TORCH) if res["torch_loop"] else None,
-            "compiled_over_handwritten>=0.5": ratios["compiled_over_handwritten"] >= TARGET_HAND,
-        }
-        out[ds] = res
-        log(f"  {ds}: " + ", ".join(f"{k} {v:,.3g}" for k, v in ratios.items()))
+def bench_torch(cfg, log) -> dict:
+    if torch is None:
+        log("  torch not installed: torch loop skipped (pip install torch)")
+        return {"skipped": "torch not installed"}
+    Z = dataset(10, 50)
+    T = cfg["torch_steps"]
+    big = T * 200
+    t = rounds({"torch": lambda: torch_run(Z, T), "engine": lambda: engine_run(Z, TORCH_CONV, big)}, cfg["rounds"])
+    out = {"N": 10, "d": 50, "torch_steps_per_s": T / statistics.median(t["torch"]),
+           "engine_steps_per_s": big / statistics.median(t["engine"]), "version": torch.__version__}
+    out["engine_over_torch"] = out["engine_steps_per_s"] / out["torch_steps_per_s"]
+    log(f"  torch.optim.Adam loop {out['torch_steps_per_s']:,.0f} steps/s; engine (same convention) "
+        f"{out['engine_steps_per_s']:,.0f}: {out['engine_over_torch']:,.0f}x")
     return out
+
+
+def bench_lanes(cfg, log) -> list[dict]:
+    Zs = [dataset(10, 50) * (1.0 + 0.01 * i) for i in range(16)]
+    specs = [OptimizerSpec("inc-adam", beta2=0.99 + 0.0005 * i) for i in range(16)]
+    out = []
+    for steps, cps in ((cfg["lane_steps"], 2), (max(100, cfg["lane_steps"] // 100), 30)):
+        run_lanes(Zs[:2], specs[:2], 10)
+        t = rounds({"lanes": lambda: run_lanes(Zs, specs, steps, checkpoints=cps),
+                    "sequential": lambda: [run(Z, s, steps, checkpoints=cps) for Z, s in zip(Zs, specs, strict=True)]},
+                   cfg["rounds"])
+        row = {"runs": 16, "N": 10, "d": 50, "steps": steps, "checkpoints": cps,
+               "lanes_s": statistics.median(t["lanes"]), "sequential_s": statistics.median(t["sequential"]),
+               "speedup": ratio(t, "lanes", "sequential")}
+        out.append(row)
+        log(f"  16 runs x {steps:,} steps ({cps} checkpoints): lanes {row['lanes_s']:.3f} s, sequential "
+            f"{row['sequential_s']:.3f} s -> {row['speedup']:.2f}x")
+    return out
+
+
+def bench_optimizers(cfg, log) -> list[dict]:
+    rows = []
+    for n, d in ((50, 20), (10, 50)):
+        Z = dataset(n, d)
+        con = {}
+        for label, kw in OPTIMIZERS:
+            b = OptimizerSpec(**kw).resolved(n).batch_size
+            steps = max(10, cfg["work"] // (4 * b))
+            engine_run(Z, kw, 3)
+            con[label] = (lambda kw=kw, steps=steps: engine_run(Z, kw, steps), steps, b)
+        t = rounds({k: v[0] for k, v in con.items()}, cfg["rounds"])
+        for label, (_, steps, b) in con.items():
+            r = {"N": n, "d": d, "optimizer": label, "batch_size": b,
+                 "steps_per_s": steps / statistics.median(t[label])}
+            r["sample_grads_per_s"] = r["steps_per_s"] * b
+            rows.append(r)
+            log(f"  N={n:<3} d={d:<3} {label:<20} b={b:<3} {r['steps_per_s']:>14,.0f} steps/s")
+    return rows
+
+
+HORIZON_CODE = """
+import json, resource, sys, time
+import numpy as np
+from ibverify.data.generators import gr
+from ibverify.engine import run
+from ibverify.optim import OptimizerSpec
+steps = int(sys.argv[1])
+Z = np.ascontiguousarray(gr(10, 50, np.random.default_rng(1)).Z)
+run(Z, OptimizerSpec("inc-adam"), 10)  # numba cache load / compile before the timed part
+c0, w0 = time.process_time(), time.perf_counter()
+r = run(Z, OptimizerSpec("inc-adam"), steps, checkpoints=30) if steps else None
+def peak_rss_mb():
+    # VmHWM: this process's own high-water mark (ru_maxrss can carry the parent's over fork + exec)
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+out = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "peak_rss_mb": peak_rss_mb()}
+if r is not None:
+    out.update(min_margin=float((Z @ r.w).min()), diagnostics=r.diagnostics)
+print(json.dumps(out))
+"""
 
 
 def bench_horizon(cfg, log) -> dict:
-    """Per-sample Inc-Adam steps per CPU-minute on GR data N = 10, d = 50 (one long run from w = 0)."""
-    Z = np.ascontiguousarray(gr(10, 50, np.random.default_rng(1)).Z)
-    T = cfg["horizon_steps"]
-    w0, c0 = time.perf_counter(), time.process_time()
-    r = run(Z, OptimizerSpec("inc-adam"), T, checkpoints=30)
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    per_min = T / max(cpu, 1e-9) * 60
-    out = {"dataset": "gr-N10-d50", "optimizer": "inc-adam", "steps": T, "wall_s": wall, "cpu_s": cpu,
-           "steps_per_cpu_minute": per_min, "projected_cpu_s_for_1e8": 1e8 / per_min * 60,
-           "min_margin_end": float((Z @ r.w).min()), "diagnostics": r.diagnostics,
-           "finite": bool(np.all(np.isfinite(r.ws)))}
-    log(f"  inc-adam N=10 d=50: {T:,} steps in {cpu:.2f} CPU s → {per_min:,.3g} steps/CPU-minute "
-        f"(1e8 steps ≈ {out['projected_cpu_s_for_1e8']:.0f} CPU s), min margin {out['min_margin_end']:.0f}, "
-        f"frame shifts {r.diagnostics.get('frame_shifts')}")
+    """One long Inc-Adam run in a fresh process: CPU time and peak RSS; and a process that only
+    imports and warms the engine (the floor of peak RSS)."""
+    def child(steps):
+        p = subprocess.run([sys.executable, "-c", HORIZON_CODE, str(steps)], capture_output=True, text=True,
+                           cwd=ROOT, timeout=3600)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip()[-500:])
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    base = child(0)
+    res = child(cfg["horizon"])
+    out = {"steps": cfg["horizon"], **res, "import_only_peak_rss_mb": base["peak_rss_mb"],
+           "steps_per_cpu_s": cfg["horizon"] / max(res["cpu_s"], 1e-9)}
+    out["projected_cpu_s_for_1e8"] = 1e8 / out["steps_per_cpu_s"]
+    log(f"  inc-adam N=10 d=50: {cfg['horizon']:,} steps in {res['cpu_s']:.2f} CPU s ({res['wall_s']:.2f} s wall), "
+        f"peak RSS {res['peak_rss_mb']:.0f} MB (import only: {base['peak_rss_mb']:.0f} MB), "
+        f"min margin {res['min_margin']:.1f}, frame shifts {res['diagnostics']['frame_shifts']}")
     return out
 
 
-CLAIM_LINE = re.compile(r"^(ok |!! )(\S+)\s+(\S+)\s+(.+?)\s+(\d+\.\d)s(?:\s|$)")
-
-
 def bench_tiers(tiers, log) -> dict:
-    """Wall time of `ibverify verify --tier T` (a fresh process) and each claim's runtime_s.
-
-    runtime_s is read from the results.json the command writes, or, if it wrote none, from the
-    per-claim lines it prints (so a failing results writer does not hide the timings)."""
     out = {}
     for tier in tiers:
         with tempfile.TemporaryDirectory() as tmp:
-            cmd = [sys.executable, "-m", "ibverify.cli", "verify", "--tier", tier, "--report", tmp]
             w0 = time.perf_counter()
-            p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-            wall = time.perf_counter() - w0
-            res = {"wall_s": wall, "exit_status": p.returncode, "command": f"ibverify verify --tier {tier}"}
-            claims = {}
-            for line in p.stdout.splitlines():
-                mt = CLAIM_LINE.match(line)
-                if mt:
-                    claims[mt.group(2)] = {"runtime_s": float(mt.group(5)), "verdict": mt.group(4).strip(),
-                                           "as_expected": mt.group(1) == "ok "}
-            res["source"] = "stdout"
-            try:
-                data = json.loads((Path(tmp) / "results.json").read_text())
-                res["summary"] = data.get("summary")
-                claims = {c["id"]: {"runtime_s": c.get("runtime_s"), "verdict": c.get("verdict"),
-                                    "as_expected": c.get("as_expected")} for c in data.get("claims", [])}
-                res["source"] = "results.json"
-            except (OSError, ValueError) as e:
-                res["error"] = f"no results.json: {e}; stderr: {p.stderr.strip()[-300:]}"
-            res["claims"] = claims
-            res["sum_runtime_s"] = sum(c["runtime_s"] or 0.0 for c in claims.values())
-        out[tier] = res
-        log(f"  tier {tier}: {wall:.1f} s wall, exit {p.returncode}, {len(claims)} claims, "
-            f"sum runtime_s {res['sum_runtime_s']:.1f} s" + (f"; {res['error']}" if "error" in res else ""))
+            p = subprocess.run([sys.executable, "-m", "ibverify", "verify", "--tier", tier, "--report", tmp],
+                               cwd=ROOT, capture_output=True, text=True)
+            out[tier] = {"wall_s": time.perf_counter() - w0, "exit_status": p.returncode}
+        log(f"  tier {tier}: {out[tier]['wall_s']:.1f} s wall, exit {p.returncode}")
     return out
 
 
 # ---------------------------------------------------------------- output
 
-def table(result) -> str:
-    lines = []
-    rows = result["rates"]
-    by = {}
-    for r in rows:
-        by.setdefault((r["dataset"], r["optimizer"]), {})[r["engine"]] = r
-    engines = ["compiled", "engine-kernel", "reference", "mpmath"]
-    lines.append(f"{'dataset':<11} {'optimizer':<18} {'b':>3} " + " ".join(f"{e:>16}" for e in engines)
-                 + "   (steps/s, median)")
-    for (ds, opt), es in by.items():
-        b = next(iter(es.values()))["batch_size"]
-        cells = [f"{es[e]['steps_per_s']:>16,.0f}" if e in es else f"{'-':>16}" for e in engines]
-        lines.append(f"{ds:<11} {opt:<18} {b:>3} " + " ".join(cells))
-    lines.append("")
-    lines.append("same update (torch.optim.Adam convention: batch 1, cyclic, eps 1e-8, bias correction, lr const):")
-    for ds, res in result["baselines"].items():
-        tc = res["torch_convention"]
-        tl = res["torch_loop"]["steps_per_s"] if res["torch_loop"] else float("nan")
-        rt = res["ratios"]
-        hw, cp, ek = tc["handwritten"], tc["compiled"], tc["engine_kernel"]
-        lines.append(f"  {ds}: compiled {cp['steps_per_s']:,.0f}  engine kernel {ek['steps_per_s']:,.0f}"
-                     f"  hand-written {hw['steps_per_s']:,.0f}  torch {tl:,.0f} steps/s (wall)")
-        ct = rt.get("compiled_over_torch", float("nan"))
-        lines.append(f"      compiled/torch {ct:,.0f}x (target >= {TARGET_TORCH:.0f}x)"
-                     f"   compiled/hand-written {rt['compiled_over_handwritten']:.2f}x (target >= {TARGET_HAND}x)"
-                     f"   engine-kernel/hand-written {rt['engine_kernel_over_handwritten']:.2f}x")
-        lines.append(f"      CPU-time: compiled/torch {rt.get('cpu_compiled_over_torch', float('nan')):,.0f}x"
-                     f"   compiled/hand-written {rt['cpu_compiled_over_handwritten']:.2f}x"
-                     f"   [paper convention: compiled/hand-written {rt['paper_compiled_over_handwritten']:.2f}x]")
-        if not res["torch_loop"]:
-            lines.append(f"      {res['torch_note']}")
-    if result.get("tiers"):
-        lines.append("")
-        for tier, r in result["tiers"].items():
-            lines.append(f"tier {tier}: {r['wall_s']:.1f} s to a verdict (exit {r['exit_status']}), "
-                         f"{len(r['claims'])} claims, runtime_s sum {r['sum_runtime_s']:.1f} s")
-            for cid, c in sorted(r["claims"].items(), key=lambda kv: -(kv[1]["runtime_s"] or 0)):
-                lines.append(f"    {cid:<44} {c['runtime_s'] or 0:8.1f} s  {c['verdict']}")
-    h = result["horizon"]
-    lines.append(f"horizon: {h['steps_per_cpu_minute']:,.3g} per-sample Inc-Adam steps per CPU-minute (N=10, d=50); "
-                 f"1e8 steps ≈ {h['projected_cpu_s_for_1e8']:.0f} CPU s")
-    return "\n".join(lines)
+def targets(res) -> list[tuple[str, float | None, float, bool | None]]:
+    sc = {(r["N"], r["d"]): r for r in res["scaling"]}
+    long_lanes = res["lanes"][0]["speedup"] if res["lanes"] else None
+    h = res["horizon"]
+    vals = [("engine/hand d=20", sc.get((10, 20), {}).get("engine_over_hand")),
+            ("engine/hand d=1000", sc.get((10, 1000), {}).get("engine_over_hand")),
+            ("engine/jax N=10 d=50", sc.get((10, 50), {}).get("engine_over_jax")),
+            ("lanes speed-up", long_lanes),
+            ("1e8 CPU s", h.get("projected_cpu_s_for_1e8")), ("1e8 peak RSS MB", h.get("peak_rss_mb"))]
+    out = []
+    for name, v in vals:
+        goal = TARGETS[name]
+        ok = None if v is None else (v <= goal if name.startswith("1e8") else v >= goal)
+        out.append((name, v, goal, ok))
+    return out
+
+
+def markdown(res) -> str:
+    m = res["machine"]
+    L = [f"Measured {res['created']} on {m['cpus']} CPUs ({m['platform']}), python {m['python']}, numba {m['numba']}, "
+         f"jax {m['jax']}, torch {m['torch']}; {res['config']['rounds']} interleaved rounds, medians.",
+         f"Load: `{res['load_start']}` at start, `{res['load_end']}` at end.", "",
+         "Inc-Adam, papers' convention (ε = 0, no bias correction, η_t = 0.1 (t+1)^(−1/2)), steps/s:", "",
+         "| N | d | engine `run()` | hand-written numba | JAX `lax.scan` + optax | engine/hand | engine/JAX |",
+         "|---|---|---|---|---|---|---|"]
+    for r in res["scaling"]:
+        jx = f"{r['jax_steps_per_s']:,.0f}" if "jax_steps_per_s" in r else "–"
+        ej = f"{r['engine_over_jax']:.1f}×" if "engine_over_jax" in r else "–"
+        L.append(f"| {r['N']} | {r['d']} | {r['engine_steps_per_s']:,.0f} | {r['hand_steps_per_s']:,.0f} | {jx} | "
+                 f"{r['engine_over_hand']:.2f}× | {ej} |")
+    tr = res["torch"]
+    L += ["", ("torch: not installed (skipped)." if "skipped" in tr else
+               f"torch {tr['version']} `torch.optim.Adam` per-sample loop (N = 10, d = 50, torch convention): "
+               f"{tr['torch_steps_per_s']:,.0f} steps/s; the engine on the same update {tr['engine_steps_per_s']:,.0f} "
+               f"steps/s ({tr['engine_over_torch']:,.0f}×)."), "",
+          "Lanes: 16 Inc-Adam runs (N = 10, d = 50, different data and β2), one `run_lanes` call vs 16 `run()` calls:",
+          "", "| steps per run | checkpoints | lanes (s) | sequential (s) | speed-up |", "|---|---|---|---|---|"]
+    for r in res["lanes"]:
+        L.append(f"| {r['steps']:,} | {r['checkpoints']} | {r['lanes_s']:.3f} | {r['sequential_s']:.3f} | "
+                 f"{r['speedup']:.2f}× |")
+    L += ["", "Every optimizer through `run()` (steps/s; a step is b sample gradients):", "",
+          "| N | d | optimizer | b | steps/s | sample gradients/s |", "|---|---|---|---|---|---|"]
+    for r in res["optimizers"]:
+        L.append(f"| {r['N']} | {r['d']} | {r['optimizer']} | {r['batch_size']} | {r['steps_per_s']:,.0f} | "
+                 f"{r['sample_grads_per_s']:,.0f} |")
+    h = res["horizon"]
+    L += ["", f"Horizon: {h['steps']:,} Inc-Adam steps (N = 10, d = 50) in {h['cpu_s']:.2f} CPU s "
+              f"({h['wall_s']:.2f} s wall; {h['steps_per_cpu_s']:,.0f} steps per CPU second), peak RSS "
+              f"{h['peak_rss_mb']:.0f} MB (a process that only imports and warms the engine: "
+              f"{h['import_only_peak_rss_mb']:.0f} MB); final min margin {h['min_margin']:.1f}.", "",
+          "| target (issue 12) | measured | goal | met |", "|---|---|---|---|"]
+    for name, v, goal, ok in targets(res):
+        L.append(f"| {name} | {'–' if v is None else f'{v:.3g}'} | {'≤' if name.startswith('1e8') else '≥'} {goal:g} | "
+                 f"{'–' if ok is None else ('yes' if ok else '**no**')} |")
+    if res.get("tiers"):
+        L += [""] + [f"Tier {k}: {v['wall_s']:.1f} s to a verdict (exit {v['exit_status']})."
+                     for k, v in res["tiers"].items()]
+    return "\n".join(L)
 
 
 def machine() -> dict:
     import numba
 
-    info = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "numpy": np.__version__, "numba": numba.__version__, "torch": getattr(torch, "__version__", None)}
-    try:
-        info["loadavg_start"] = os.getloadavg()
-    except OSError:
-        pass
-    return info
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "numpy": np.__version__, "numba": numba.__version__, "torch": getattr(torch, "__version__", None),
+            "jax": getattr(jax, "__version__", None)}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test, seconds); no tier timing")
-    ap.add_argument("--json", default=str(HERE / "results.json"), metavar="PATH",
-                    help="write results here (default benchmarks/results.json)")
-    ap.add_argument("--tiers", default=None,
-                    help="comma-separated tiers to time (default smoke,fast; none with --quick)")
-    ap.add_argument("--full", action="store_true", help="also time the full tier (long)")
-    ap.add_argument("--quiet", action="store_true", help="print only the final table")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one round (smoke test, seconds)")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5; --quick 1)")
+    ap.add_argument("--json", default=str(HERE / "results.json"), metavar="PATH", help="write results here")
+    ap.add_argument("--markdown", default=None, metavar="PATH", help="also write the markdown tables here")
+    ap.add_argument("--tiers", default="", help="comma-separated tiers to time with `ibverify verify` (default none)")
+    ap.add_argument("--quiet", action="store_true", help="print only the final tables")
     args = ap.parse_args(argv)
     cfg = dict(QUICK if args.quick else NORMAL)
-    tiers = [t for t in (args.tiers or ("" if args.quick else "smoke,fast")).split(",") if t and t != "none"]
-    if args.full and "full" not in tiers:
-        tiers.append("full")
+    if args.rounds:
+        cfg["rounds"] = args.rounds
 
     def log(msg):
         if not args.quiet:
             print(msg, flush=True)
 
-    mach = machine()
-    data = datasets(args.quick)
-    Z0 = data["gr-N50-d20"]
-    log("warm-up (numba compilation / cache load) ...")
-    warm_up(Z0)
+    res = {"schema": SCHEMA, "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": args.quick,
+           "config": cfg, "machine": machine(), "load_start": load()}
+    log(f"{res['created']}  {res['load_start']}")
     log("agreement (same update) ...")
-    agree = check_agreement(Z0, cfg)
-    log(f"  max relative difference over {agree['steps']} steps: {agree['max_rel']:.2e} "
-        f"(tolerance {agree['tolerance']:g}) -> {'OK' if agree['ok'] else 'MISMATCH'}")
-    for sec in ("torch_convention", "paper_convention"):
-        log(f"  {sec}: " + ", ".join(f"{k} {v:.1e}" for k, v in agree[sec].items()))
-    log("steps/s per optimizer and engine ...")
-    rates = bench_rates(data, cfg, log)
-    log("baselines (same update) ...")
-    baselines = bench_baselines(data, cfg, log)
-    log("horizon per CPU-minute ...")
-    horizon = bench_horizon(cfg, log)
-    tier_res = {}
-    if tiers:
-        log("time to a verdict per tier ...")
-        tier_res = bench_tiers(tiers, log)
-    result = {"schema": SCHEMA, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "quick": args.quick, "config": cfg, "machine": mach, "agreement": agree, "rates": rates,
-              "baselines": baselines, "horizon": horizon, "tiers": tier_res,
-              "targets": {"compiled_over_torch": TARGET_TORCH, "compiled_over_handwritten": TARGET_HAND}}
-    try:
-        result["machine"]["loadavg_end"] = os.getloadavg()
-    except OSError:
-        pass
+    res["agreement"] = agree = check_agreement(cfg)
+    log(f"  max relative difference {agree['max_rel']:.1e} (tolerance {agree['tolerance']:g}): "
+        + ("OK" if agree["ok"] else "MISMATCH"))
+    log("scaling in N and d (Inc-Adam, papers' convention) ...")
+    res["scaling"] = bench_scaling(cfg, log)
+    log("torch peer ...")
+    res["torch"] = bench_torch(cfg, log)
+    log("lanes vs sequential ...")
+    res["lanes"] = bench_lanes(cfg, log)
+    log("every optimizer ...")
+    res["optimizers"] = bench_optimizers(cfg, log)
+    log("horizon and peak memory (fresh process) ...")
+    res["horizon"] = bench_horizon(cfg, log)
+    tiers = [t for t in args.tiers.split(",") if t]
+    res["tiers"] = bench_tiers(tiers, log) if tiers else {}
+    res["load_end"] = load()
+    res["targets"] = [{"target": n, "measured": v, "goal": g, "met": ok} for n, v, g, ok in targets(res)]
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, default=float))
-    print(table(result))
+    out.write_text(json.dumps(res, indent=1, default=float))
+    md = markdown(res)
+    if args.markdown:
+        Path(args.markdown).write_text(md + "\n")
+    print(md)
     print(f"JSON: {out}")
     if not agree["ok"]:
         print("benchmark invalid: the compared loops do not compute the same update", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""Smoke test: benchmarks/bench.py runs with --quick tiny sizes and writes valid JSON (no timing asserts)."""
+"""Smoke test: benchmarks/bench.py --quick runs and reports every section (no timing asserts: the
+numbers of a quick run on a loaded machine mean nothing; only structure and agreement are checked)."""
 
 from __future__ import annotations
 
@@ -21,68 +22,40 @@ def load_bench():
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    tmp = tmp_path_factory.mktemp("bench")
     bench = load_bench()
-    assert bench.main(["--quick", "--quiet", "--json", str(out)]) == 0
-    return json.loads(out.read_text())
+    assert bench.main(["--quick", "--quiet", "--json", str(tmp / "b.json"), "--markdown", str(tmp / "b.md")]) == 0
+    return json.loads((tmp / "b.json").read_text()), (tmp / "b.md").read_text()
 
 
 def positive(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
 
 
-def test_top_level_keys(result):
-    assert result["schema"] == "ibverify.bench/1"
-    for key in ("created", "quick", "config", "machine", "agreement", "rates", "baselines", "horizon", "tiers",
-                "targets"):
-        assert key in result, key
-    assert result["quick"] is True
-    assert result["tiers"] == {}  # --quick times no tier
+def test_same_update_everywhere(result):
+    res, _ = result
+    agree = res["agreement"]
+    assert agree["ok"] is True and agree["max_rel"] <= 1e-10
+    assert {"compiled_vs_reference", "handwritten_vs_reference"} <= set(agree["paper_convention"])
+    assert agree["max_rel"] == max(v for sec in ("paper_convention", "torch_convention") for v in agree[sec].values())
 
 
-def test_agreement_same_update(result):
-    agree = result["agreement"]
-    assert agree["ok"] is True
-    assert agree["max_rel"] <= 1e-10
-    assert set(agree["torch_convention"]) >= {"compiled_vs_reference", "handwritten_vs_reference"}
-    assert set(agree["paper_convention"]) == {"compiled_vs_reference", "handwritten_vs_reference"}
-    assert agree["max_rel"] == max(v for sec in ("torch_convention", "paper_convention")
-                                   for v in agree[sec].values())
+def test_every_section_reports_rates(result):
+    res, _ = result
+    assert res["schema"] == "ibverify.bench/2" and res["quick"] is True
+    for row in res["scaling"]:
+        assert positive(row["engine_steps_per_s"]) and positive(row["hand_steps_per_s"])
+        assert positive(row["engine_over_hand"]) and len(row["seconds"]["engine"]) == res["config"]["rounds"]
+    assert any("jax_steps_per_s" in row for row in res["scaling"]) or res["machine"]["jax"] is None
+    assert [r["checkpoints"] for r in res["lanes"]] == [2, 30] and all(positive(r["speedup"]) for r in res["lanes"])
+    assert {r["optimizer"] for r in res["optimizers"]} >= {"inc-adam", "det-adam", "signum", "gd", "ngd", "adam-proxy"}
+    assert "skipped" in res["torch"] or positive(res["torch"]["engine_over_torch"])
+    h = res["horizon"]
+    assert h["steps"] == res["config"]["horizon"] and positive(h["cpu_s"]) and positive(h["peak_rss_mb"])
 
 
-def test_no_proposed_kernel(result):
-    # the prototype kernel was adopted by the engine (kernels._moment_chunk) and removed from the benchmark
-    assert "proposed" not in json.dumps(result)
-    assert not (BENCH.parent / "proposed_kernel.py").exists()
-
-
-def test_rates_cover_every_optimizer_and_engine(result):
-    rows = result["rates"]
-    seen = {(r["dataset"], r["engine"], r["optimizer"]) for r in rows}
-    for ds in ("gr-N50-d20", "gr-N10-d50"):
-        for opt in ("inc-adam", "det-adam", "adam-b5-reshuffle", "signum", "gd", "ngd", "adam-proxy"):
-            for eng in ("compiled", "reference", "mpmath"):
-                assert (ds, eng, opt) in seen, (ds, eng, opt)
-        for opt in ("inc-adam", "det-adam", "adam-b5-reshuffle"):
-            assert (ds, "engine-kernel", opt) in seen, (ds, opt)
-    for r in rows:
-        assert positive(r["steps_per_s"]) and positive(r["us_per_step"]) and positive(r["sample_grads_per_s"])
-
-
-def test_baselines_and_ratios(result):
-    for ds, res in result["baselines"].items():
-        for conv in ("torch_convention", "paper_convention"):
-            for k in ("compiled", "engine_kernel", "handwritten"):
-                assert positive(res[conv][k]["steps_per_s"]), (ds, conv, k)
-        assert positive(res["ratios"]["compiled_over_handwritten"])
-        if res["torch_loop"] is None:
-            assert "torch not installed" in res["torch_note"]
-        else:
-            assert positive(res["torch_loop"]["steps_per_s"])
-            assert positive(res["ratios"]["compiled_over_torch"])
-
-
-def test_horizon(result):
-    h = result["horizon"]
-    assert positive(h["steps_per_cpu_minute"]) and h["finite"] is True
-    assert h["steps"] == result["config"]["horizon_steps"]
+def test_markdown_is_dated_with_the_load(result):
+    res, md = result
+    assert res["created"] in md and "load average" in md
+    assert "| target (issue 12) | measured | goal | met |" in md
+    assert len(res["targets"]) == 6
