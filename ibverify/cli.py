@@ -237,18 +237,22 @@ def cmd_train(args) -> int:
         "comparison": compare_to_theory(D.Z, r.w, spec, D.n, D.d) if (args.compare and nw > 0) else {},
         "diagnostics": r.diagnostics, "seconds": round(r.seconds, 4),
     }
+    notes = []
     if r.diagnostics.get("frozen"):
-        _say(f"warning: the run is frozen: its last {r.diagnostics['stalled_streak']} steps left w unchanged "
-             f"although the gradient was nonzero (float64 resolution reached)")
+        notes.append(f"warning: the run is frozen: its last {r.diagnostics['stalled_streak']} steps left w unchanged "
+                     f"although the gradient was nonzero (float64 resolution reached)")
     mv = out["direction_change"]
     if mv["still_moving"] and not r.diagnostics.get("frozen"):
         ang = "undefined (w = 0)" if mv["angle_rad"] is None else f"{mv['angle_rad']:.2g} rad"
-        _say(f"note: the direction is still moving ({ang} between steps {mv['from_step']} and {mv['to_step']}, "
-             f"> {STILL_MOVING_RAD:g}): the run has not reached its limit; a longer horizon gets closer")
-    if args.json:
+        notes.append(f"note: the direction is still moving ({ang} between steps {mv['from_step']} and "
+                     f"{mv['to_step']}, > {STILL_MOVING_RAD:g}): the run has not reached its limit; a longer "
+                     f"horizon gets closer")
+    if args.json:  # stdout stays pure JSON; the notes go to stderr
         _dump(out)
+        for note in notes:
+            _say(note)
     else:
-        print("\n".join(_train_summary(args.optimizer, r, D, out)))
+        print("\n".join(_train_summary(args.optimizer, r, D, out) + notes))
     return 0
 
 
