@@ -32,6 +32,7 @@ class NetProblem:
     y: np.ndarray
     loss: int
     blocks: np.ndarray        # (nb, 4) int64: offset, rows, cols, group
+    granges: np.ndarray       # (ng, 2) int64: each group's contiguous slice [lo, hi) of θ
     gcfg: np.ndarray          # (ng, N_GCFG) float64
     names: list[str]
     shapes: list[tuple[int, ...]]
@@ -116,9 +117,15 @@ def compile_problem(model, opt, theta0, X, y, loss: str) -> NetProblem:
         r, c = (1, s[0]) if len(s) == 1 else s
         table.append([off, r, c, where[k]])
         off += r * c
+    granges = []
+    for gi in range(len(groups)):
+        mine = [(o, o + r * c) for o, r, c, g in table if g == gi]
+        if any(a[1] != b[0] for a, b in zip(mine, mine[1:], strict=False)):
+            raise Unsupported("a group whose blocks are not contiguous")
+        granges.append([mine[0][0], mine[-1][1]])
     return NetProblem(code, dims, qpow, np.ascontiguousarray(Xf), np.ascontiguousarray(y, dtype=np.float64),
                       NK.LOGISTIC if loss == "logistic" else NK.EXPONENTIAL, np.array(table, np.int64),
-                      np.array(rows, np.float64), names, shapes, groups)
+                      np.array(granges, np.int64), np.array(rows, np.float64), names, shapes, groups)
 
 
 class _NoSampler:
@@ -148,7 +155,7 @@ class NetState:
     def advance(self, steps: int) -> int:
         p = self.prob
         sc = self.s.reshape(-1, NK.N_SC)
-        done = NK.advance(p.model_code, p.dims, p.qpow, p.X, p.y, p.loss, p.blocks, p.gcfg, self.w, self.m,
+        done = NK.advance(p.model_code, p.dims, p.qpow, p.X, p.y, p.loss, p.blocks, p.granges, p.gcfg, self.w, self.m,
                           self.v, sc, self.t, int(steps), self.diag)
         self.t += int(done)
         if done < steps:
@@ -178,8 +185,9 @@ class NetState:
             c = self.prob.gcfg[gi]
             if c[NK.G_MOMENT] != NK.M_ADAM or self.t == 0:
                 continue
+            lo, hi = self.prob.granges[gi]
             NK.adam_ratio(self.m, self.v, sc[gi, 0], sc[gi, 1], c[NK.G_B1], c[NK.G_B2], bool(c[NK.G_BC]),
-                          c[NK.G_EPS], float(self.t), self.prob.blocks, gi, r, scratch)
+                          c[NK.G_EPS], float(self.t), int(lo), int(hi), r, scratch)
             blocks = self.prob.params(r)
             out.update({k: blocks[k] for k in ks})
         return out or None
