@@ -131,3 +131,17 @@ def test_log_frame_survives_huge_margins():
     assert ev.log_scale == pytest.approx(-2000.0, abs=1e-9)      # ∇ℒ ≈ e^{−2000} ĝ, far below float64
     np.testing.assert_allclose(ev.ghat["w"], [-1.0, 0.0], atol=1e-300)
     assert ev.underflow_samples == 1                               # e^{−1000} relative: flushed, reported
+
+
+def test_one_loss_module():
+    """networks.loss uses the per-sample losses of ibverify.losses (one implementation)."""
+    from ibverify import losses
+
+    assert loss.log_weights is losses.log_weights and loss.log_loss_terms is losses.log_loss_terms
+    assert loss.logsumexp is losses.logsumexp and loss.LOSSES == losses.LOSSES
+    q = np.array([-800.0, -3.0, 0.0, 2.5, 900.0])
+    np.testing.assert_allclose(np.exp(losses.log_loss_terms(q[1:4], "logistic")), np.log1p(np.exp(-q[1:4])))
+    np.testing.assert_allclose(losses.log_loss_terms(q, "exponential"), -q)
+    assert losses.logsumexp(np.array([-1e4, -1e4])) == pytest.approx(-1e4 + np.log(2.0))
+    with pytest.raises(IbverifyError):
+        losses.log_loss_terms(q, "hinge")

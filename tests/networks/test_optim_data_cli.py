@@ -142,6 +142,66 @@ def test_cli_train_returns_json_result():
     out = cli.train(args)
     assert set(out["margins"]) == {"l2", "linf", "msp", "hybrid"} and out["kkt"]["geometry"] == "msp"
     assert out["steps"] == 1500 and set(out["theta"]) == {"W", "a"} and out["warnings"] == []
+    assert out["engine"] == "compiled" and out["hyper"]["p"] == 1 - 1 / 6   # parser default → inside the range
+
+
+def _network_args(*extra):
+    from ibverify.cli import build_parser
+
+    return build_parser().parse_args(["train", "--data", "teacher", "--optimizer", "signum", "--model", "two-layer",
+                                      "--steps", "400", "--quiet", *extra])
+
+
+def test_network_train_plain_summary_and_json_only_with_flag():
+    import io
+    import json
+
+    from ibverify.networks_bridge import run_network
+
+    buf = io.StringIO()
+    assert run_network(_network_args(), stream=buf) == 0
+    text = buf.getvalue()
+    assert "{" not in text and "normalized margins" in text and "linf" in text and "(own)" in text
+    assert "KKT residual in its own geometry (linf)" in text and "400 steps" in text
+    assert "theorem range 0.6667 < p ≤ 1" in text and "t^(−0.833333)" in text and "warning" not in text
+    buf = io.StringIO()
+    run_network(_network_args("--json"), stream=buf)
+    out = json.loads(buf.getvalue())
+    assert out["optimizer"] == "signum" and out["geometry"] == "linf" and out["n"] == 30 and out["d"] == 6
+    assert out["margins"]["linf"] > 0 and out["kkt"]["geometry"] == "linf"
+
+
+def test_network_train_default_p_is_inside_the_theorem_range_and_explicit_p_is_kept():
+    for model, L in (("two-layer", 3.0), ("deep-linear", 2.0)):
+        args = _network_args("--model", model)
+        data, mdl, theta0, opt, p, caught = cli._build(args)
+        assert mdl.L == L and p == cli.default_p(L) and 1 - 1 / L < p <= 1 and caught == []
+    *_, p, caught = cli._build(_network_args("--lr-decay", "0.5"))
+    assert p == 0.5 and any("violates" in w for w in caught)         # an explicit choice is kept, with a warning
+    *_, p, caught = cli._build(_network_args("--lr-decay", "0.9"))
+    assert p == 0.9 and caught == []
+
+
+def test_network_train_bad_options_are_one_line_errors():
+    with pytest.raises(IbverifyError, match="compiled and reference"):
+        cli.train(_network_args("--engine", "mpmath"))
+    from ibverify.cli import build_parser
+
+    args = build_parser().parse_args(["train", "--data", "teacher", "--optimizer", "signum", "--model",
+                                      "two-layer", "--epochs", "0"])
+    with pytest.raises(IbverifyError, match=">= 1"):
+        cli.train(args)
+
+
+def test_progress_reports_every_chunk_and_the_end():
+    m = models.TwoLayer(3, 4, 2.0)
+    d = datasets.make_data("teacher", n=10, d=3, seed=1)
+    th0 = m.init(np.random.default_rng(0), 0.5)
+    calls = []
+    opt = optim.make_optimizer("adam", params=th0, L=m.L, p=0.8)
+    train.run(m, d.X, d.y, opt, 2000, th0, progress=lambda a, b: calls.append((a, b)), chunk=300)
+    assert calls[-1] == (2000, 2000) and len(calls) >= 2000 // 300
+    assert all(b == 2000 for _, b in calls) and [a for a, _ in calls] == sorted(a for a, _ in calls)
 
 
 def test_claim_files_well_formed():
