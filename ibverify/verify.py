@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import threading
 import time
 import traceback
 from contextlib import contextmanager
@@ -56,6 +57,10 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
     return claim_row(claim, tier, seed, outcome, error, time.perf_counter() - t0)
 
 
+_PIN_LOCK = threading.Lock()
+_pins = [0, None]  # [number of checks running with the pool pinned, hypothesis' own function]
+
+
 @contextmanager
 def hypothesis_without_local_constants():
     """Hypothesis draws without its pool of "local constants".
@@ -64,22 +69,31 @@ def hypothesis_without_local_constants():
     module present in sys.modules, so what it draws for a claim depended on which modules happened to
     be imported before (other claims' checks, test files): the same claim with the same seed drew
     different examples run alone, after other claims, under pytest or in a Dask worker. With the pool
-    pinned to empty while a check runs, the draws depend on (claim id, seed) only. (Private hypothesis
-    API; if it moves, nothing is pinned and tests/distributed/test_determinism.py fails.)"""
+    pinned to empty while a check runs, the draws depend on (claim id, seed) only. Re-entrant and
+    thread-safe (a Dask worker may run a second claim while the first waits for its example tasks).
+    (Private hypothesis API; if it moves, nothing is pinned and tests/distributed/test_determinism.py fails.)"""
     try:
         from hypothesis.internal.conjecture import providers as P
 
-        original, empty = P._get_local_constants, P.Constants()
+        empty = P.Constants()
+        P._get_local_constants, P.CONSTANTS_CACHE.cache  # noqa: B018  (both must exist)
     except (ImportError, AttributeError):
         yield
         return
-    P._get_local_constants = lambda: empty
-    P.CONSTANTS_CACHE.cache.clear()
+    with _PIN_LOCK:
+        if _pins[0] == 0:
+            _pins[1] = P._get_local_constants
+            P._get_local_constants = lambda: empty
+            P.CONSTANTS_CACHE.cache.clear()
+        _pins[0] += 1
     try:
         yield
     finally:
-        P._get_local_constants = original
-        P.CONSTANTS_CACHE.cache.clear()
+        with _PIN_LOCK:
+            _pins[0] -= 1
+            if _pins[0] == 0:
+                P._get_local_constants = _pins[1]
+                P.CONSTANTS_CACHE.cache.clear()
 
 
 def claim_cache(root: str | Path | None, claim: Claim, tier: str, seed: int):
