@@ -80,6 +80,12 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
 def example_task(evaluate: Callable, drawn, events: _Events):
     """Evaluate one drawn example; None when it raises (the claim then evaluates it itself, where a
     rejection or an error is handled as in a sequential run)."""
+    import warnings
+
+    from hypothesis.errors import HypothesisDeprecationWarning
+
+    # `assume` in evaluate works outside a hypothesis test too (raises when false), with this warning
+    warnings.filterwarnings("ignore", "Using `assume` outside a property-based test", HypothesisDeprecationWarning)
     try:
         value = evaluate(drawn)
     except Exception:
