@@ -313,14 +313,15 @@ def _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, o
 
 
 @nb.njit(inline="always", **JIT)
-def _lazy_step(g, a, q, epss, w, m, v, r, eta, b1, b2, c1, c2, thr):
+def _lazy_step(g, rg, sg, a, q, epss, w, m, v, r, eta, b1, b2, c1, c2, thr):
     """The Adam step when the lazy frame test holds (module docstring): the same arithmetic as the
-    general path with gh = g̃_k·(a·q_k), no frame tests, on row r of 2-d arrays (a single run passes
-    (1, d) views; lanes their own row: no per-step views). Returns (some v̂_k < thr, w changed)."""
+    general path with gh = g̃_k·(a·q_k), g̃_k = sg·g[rg, k] (sg = ±1: exact; batch size 1 passes the data
+    row with sg = −1, so g̃ = −z_i is never stored), no frame tests, on row r of 2-d arrays (a single
+    run passes (1, d) views; lanes their own row: no per-step views). Returns (some v̂_k < thr, w changed)."""
     low = False
     moved = False
     for k in range(w.shape[1]):
-        gh = g[r, k] * (a * q[r, k])
+        gh = (sg * g[rg, k]) * (a * q[r, k])
         mk = b1 * m[r, k] + (1.0 - b1) * gh
         vk = b2 * v[r, k] + (1.0 - b2) * gh * gh
         m[r, k] = mk
@@ -334,13 +335,13 @@ def _lazy_step(g, a, q, epss, w, m, v, r, eta, b1, b2, c1, c2, thr):
 
 
 @nb.njit(inline="always", **JIT)
-def _lazy_step_plain(g, a, w, m, v, r, eta, b1, b2, thr):
+def _lazy_step_plain(g, rg, sg, a, w, m, v, r, eta, b1, b2, thr):
     """_lazy_step when ε = 0, there is no bias correction and every q_k = 1: the factors that are
     exactly 1 and the terms that are exactly 0 dropped (bit-identical, a shorter loop)."""
     low = False
     moved = False
     for k in range(w.shape[1]):
-        gh = g[r, k] * a
+        gh = (sg * g[rg, k]) * a
         mk = b1 * m[r, k] + (1.0 - b1) * gh
         vk = b2 * v[r, k] + (1.0 - b2) * gh * gh
         m[r, k] = mk
@@ -398,18 +399,22 @@ def _moment_chunk(adam, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, 
                 zw += Z[i, k] * w[k]
             L = _log_weight(zw, loss)
             nonzero = rownz[i]
-            for k in range(d):
-                gt[k] = -Z[i, k]
+            g2, rg, sg = Z, i, -1.0  # g̃ = −z_i, read from the data on the lazy path
         else:
             L, nonzero, nown = _batch_gradient(Z, rows, w, loss, lw, gt, nogsq, diag, cut, gown, Lk, own)
+            g2, rg, sg = gt2, 0, 1.0
         if lazy and L + S <= 0.0:
             if with_plain and plain:
-                low, moved = _lazy_step_plain(gt2, math.exp(L + S), w2, m2, v2, 0, eta, b1, b2, thr)
+                low, moved = _lazy_step_plain(g2, rg, sg, math.exp(L + S), w2, m2, v2, 0, eta, b1, b2, thr)
             else:
-                low, moved = _lazy_step(gt2, math.exp(L + S), q2, epss2, w2, m2, v2, 0, eta, b1, b2, c1, c2, thr)
+                low, moved = _lazy_step(g2, rg, sg, math.exp(L + S), q2, epss2, w2, m2, v2, 0, eta, b1, b2, c1, c2,
+                                        thr)
             lazy = not low
             _count_stall(diag, nonzero, moved)
         else:
+            if b == 1:
+                for k in range(d):
+                    gt[k] = -Z[rg, k]
             S = _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
                              b1, b2, eps, log_frame, diag)
             lazy = adam and log_frame and _all_at_least(v, thr)
