@@ -1,8 +1,9 @@
-"""Checks for paper 2 (Gronich & Vardi): homogeneous models, steepest-descent geometries, KKT directions.
+"""Checks for paper 2 (Gronich & Vardi): homogeneity, dual norms, the run cache, and the findings (own-norm
+ordering, Newton–Schulz Muon, ReLU, momentum tracking outside LR-MSD).
 
-Network rows are judged by TREND in the fast tier (negative least-squares slope of log residual vs log t over
-log-spaced checkpoints taken after the data are separated) and additionally by a BOUND at the horizon where
-the tier sets ``bound = true`` (the full tier). Controls call the same functions with the opposite expectation.
+The KKT-direction claims live in gronich_nets (cross-geometry rule on generated network runs, gronich_score),
+gronich_linear (degree-1 cases against certified optima) and gronich_dynamics (directional convergence, soft
+margin, approximate steepest descent with R_max, momentum tracking).
 
 All runs are full batch, float64, log frame (ibverify.networks.optim). Runs are cached per process by their
 configuration, so claims that look at the same runs (approx-steepest, momentum-tracks-gradient,
@@ -12,7 +13,6 @@ directional-convergence, own-norm-wins) train each configuration once.
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
 from ..networks import datasets, kkt, models, optim, train
 from ..networks import geometry as geo
-from ..networks.blocks import fro, inner
+from ..networks.blocks import inner
 from ..networks.geometry.base import polar
 
 # per-optimizer base rate η0 (unit balls differ in size between geometries; see docs in the claim files)
@@ -266,74 +266,6 @@ def dual_norms(ctx: CheckContext) -> Outcome:
 
 # ------------------------------------------------------------------------------------------- run-based checks
 
-def _case_eval(ctx: CheckContext, case: dict, seed: int, bound: bool) -> dict:
-    """Run one case and judge the KKT direction claim in `case['geometry']` (default: the optimizer's own)."""
-    warn = ctx.status != "control"
-    r, model, data, opt = get_run(case, seed, warn=warn)
-    G = geo.get(case["geometry"], _hyb_c(opt)) if "geometry" in case else opt.geometry
-    tag = f"{case['optimizer']}/{case.get('model', 'two-layer')}/{G.name}/s{seed}"
-    out = {"tag": tag, "ok": True, "why": [], "series": [], "figures": {}}
-    idx = _sep(r)
-    idx = [i for i in idx if r.steps[i] >= case.get("trend_start", 0)]
-    if r.diverged or len(idx) < 3:
-        out["ok"] = False
-        out["why"].append(f"{tag}: only {len(idx)} separated checkpoints (diverged={r.diverged})")
-        return out
-    ts = [r.steps[i] for i in idx]
-    linear = model.L == 1
-    tau = case.get("tau", 0.01)
-    res, fen = [], []
-    for i in idx:
-        k = kkt.kkt_residual(G, model, r.thetas[i], data.X, data.y, tau=tau, fenchel=not linear)
-        res.append(k.residual)
-        fen.append(k.fenchel)
-    primary = res if linear else fen
-    pname = "KKT residual (face, tau)" if linear else "KKT residual (Fenchel)"
-    slope = log_slope(ts, primary)
-    out["series"].append(Series(f"{tag} {pname}", ts, primary, ylabel="relative KKT residual", group="kkt"))
-    out["figures"][f"kkt_final[{tag}]"] = primary[-1]
-    out["figures"][f"kkt_slope[{tag}]"] = slope
-    if not slope < ctx.tol("slope_max"):
-        out["ok"] = False
-        out["why"].append(f"{tag}: KKT residual does not shrink (slope {_fmt(slope)} ≥ {ctx.tol('slope_max'):g})")
-    if linear:
-        mm = kkt.max_margin_linear(G, model, data.X, data.y)
-        gam = G.margin(model, r.theta, data.X, data.y)
-        gap = 1 - gam / mm.margin
-        out["figures"][f"margin_gap[{tag}]"] = gap
-        out["figures"][f"optimum_kkt[{tag}]"] = mm.kkt
-        out["figures"][f"optimum_duality_gap[{tag}]"] = abs(mm.dual_bound - mm.margin) / mm.margin
-        gaps = [1 - G.margin(model, r.thetas[i], data.X, data.y) / mm.margin for i in idx]
-        out["series"].append(Series(f"{tag} margin gap", ts, gaps, ylabel="1 − γ/γ*", group="margin"))
-        cmax = ctx.tol("certificate_max")
-        if mm.kkt > cmax or abs(mm.dual_bound - mm.margin) > cmax * mm.margin:
-            out["ok"] = False
-            out["why"].append(f"{tag}: convex optimum not certified (KKT {_fmt(mm.kkt)})")
-        if not gap <= ctx.tol("margin_rel"):
-            out["ok"] = False
-            out["why"].append(f"{tag}: margin {gam:.5g} is {gap:.2%} short of the convex optimum {mm.margin:.5g}")
-        if bound and not primary[-1] <= ctx.tol("kkt_max"):
-            out["ok"] = False
-            out["why"].append(f"{tag}: KKT residual {_fmt(primary[-1])} > {ctx.tol('kkt_max'):g} at t={ts[-1]}")
-    sig = case.get("signature")
-    if sig:
-        c = _hyb_c(opt)
-        vals = [train.signatures(model, r.thetas[i], c)[sig] for i in idx]
-        s2 = log_slope(ts, vals)
-        out["series"].append(Series(f"{tag} {sig}", ts, vals, ylabel=sig, group="signature"))
-        out["figures"][f"{sig}_final[{tag}]"] = vals[-1]
-        out["figures"][f"{sig}_slope[{tag}]"] = s2
-        if not s2 < ctx.tol("slope_max"):
-            out["ok"] = False
-            out["why"].append(f"{tag}: {sig} does not shrink (slope {_fmt(s2)})")
-        if bound and not vals[-1] <= ctx.tol("signature_max"):
-            out["ok"] = False
-            out["why"].append(f"{tag}: {sig} = {vals[-1]:.3g} > {ctx.tol('signature_max'):g} at t={ts[-1]}")
-    for name, v in train.margins(model, r.theta, data.X, data.y, _hyb_c(opt)).items():
-        out["figures"][f"margin_{name}[{tag}]"] = v
-    return out
-
-
 def _cases(ctx: CheckContext) -> list[dict]:
     base = {k: v for k, v in ctx.params.items() if k not in ("cases", "seeds", "examples", "bound", "ratios")}
     base.setdefault("trend_start", 0)
@@ -344,63 +276,9 @@ def _cases(ctx: CheckContext) -> list[dict]:
     return out
 
 
-def kkt_direction(ctx: CheckContext) -> Outcome:
-    """The optimizer's limit direction is a KKT direction of its own geometry: residual (and structural
-    signature) shrink; at the bound tier they are below their tolerances; linear models also match the convex
-    optimum's margin."""
-    bound = bool(ctx.params.get("bound", False))
-    t0 = time.time()
-    results = []
-    for case in _cases(ctx):
-        for seed in _seeds(ctx):
-            ctx.progress(f"{case['optimizer']} seed {seed}")
-            results.append(_case_eval(ctx, case, seed, bound))
-    ok = all(r["ok"] for r in results)
-    figs = {k: v for r in results for k, v in r["figures"].items()}
-    series = [s for r in results for s in r["series"]]
-    why = [w for r in results for w in r["why"]]
-    kk = [v for k, v in figs.items() if k.startswith("kkt_final")]
-    sl = [v for k, v in figs.items() if k.startswith("kkt_slope")]
-    figure = f"final KKT residual ≤ {_fmt(max(kk)) if kk else 'n/a'}, slopes ≤ {_fmt(max(sl)) if sl else 'n/a'}"
-    sigs = [v for k, v in figs.items() if "_final[" in k and not k.startswith("kkt")]
-    if sigs:
-        figure += f", signature ≤ {_fmt(max(sigs))}"
-    return Outcome(holds=ok, figure=figure, figures=figs, series=series, examples=len(results),
-                   details=("; ".join(why) if why else "all cases as claimed")
-                   + f" [{'bound' if bound else 'trend'} mode, {time.time() - t0:.1f}s]",
-                   counterexample=None if ok else {"failures": why[:10]})
-
-
 def _late(r, frac: float) -> list[int]:
     T = r.steps[-1]
     return [i for i, t in enumerate(r.steps) if t >= frac * T]
-
-
-def approx_steepest(ctx: CheckContext) -> Outcome:
-    """r_k = ⟨Δθ_k/ν_k, −g_k/‖g_k‖_*⟩ → 1: |1 − r_k| shrinks (trend) and r_k ≥ r_min late (bound tier)."""
-    bound = bool(ctx.params.get("bound", False))
-    rmin = ctx.tol("r_min")
-    figs, series, why = {}, [], []
-    for case in _cases(ctx):
-        for seed in _seeds(ctx):
-            r, model, data, opt = get_run(case, seed)
-            tag = f"{case['optimizer']}/s{seed}"
-            idx = [i for i in _sep(r) if r.steps[i] >= case.get("trend_start", 0)]
-            ts = [r.steps[i] for i in idx]
-            dev = [abs(1 - r.align[i]) for i in idx]
-            series.append(Series(f"{tag} |1 − r_k|", ts, dev, ylabel="|1 − r_k|", group="alignment"))
-            s = log_slope(ts, dev)
-            late = [r.align[i] for i in _late(r, ctx.params.get("late_frac", 0.5))]
-            figs[f"r_late_min[{tag}]"] = min(late)
-            figs[f"slope[{tag}]"] = s
-            if not s < ctx.tol("slope_max") and not min(late) >= 1 - 1e-9:
-                why.append(f"{tag}: |1 − r| does not shrink (slope {_fmt(s)})")
-            if bound and not min(late) >= rmin:
-                why.append(f"{tag}: late r_k = {min(late):.4f} < {rmin}")
-    mins = [v for k, v in figs.items() if k.startswith("r_late_min")]
-    return Outcome(holds=not why, figure=f"late r_k ≥ {min(mins):.4f}", figures=figs, series=series,
-                   examples=len(mins), details="; ".join(why) or f"{'bound' if bound else 'trend'} mode: as claimed",
-                   counterexample={"failures": why} if why else None)
 
 
 def momentum_tracks(ctx: CheckContext) -> Outcome:
@@ -436,27 +314,6 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
     lates = [v for k, v in figs.items() if k.startswith("late_max")]
     return Outcome(holds=not why, figure=f"late tracking residual ≤ {_fmt(max(lates))}", figures=figs, series=series,
                    examples=len(lates), details="; ".join(why) or f"{'bound' if bound else 'trend'} mode: as claimed",
-                   counterexample={"failures": why} if why else None)
-
-
-def directional_convergence(ctx: CheckContext) -> Outcome:
-    """cos(θ_t, θ_final) > cos_min for every checkpoint t ≥ late_frac·T, every optimizer."""
-    cmin = ctx.tol("cos_min")
-    figs, series, why = {}, [], []
-    for case in _cases(ctx):
-        for seed in _seeds(ctx):
-            r, model, data, opt = get_run(case, seed)
-            tag = f"{case['optimizer']}/{case.get('data', 'teacher')}/s{seed}"
-            cos = [inner(th, r.theta) / (fro(th) * fro(r.theta)) for th in r.thetas[:-1]]
-            series.append(Series(f"{tag} 1 − cos(θ_t, θ_T)", r.steps[:-1], [1 - c for c in cos],
-                                 ylabel="1 − cos", group="direction"))
-            late = [cos[i] for i in _late(r, ctx.params.get("late_frac", 0.5)) if i < len(cos)]
-            figs[f"cos_late_min[{tag}]"] = min(late) if late else float("nan")
-            if not late or not min(late) > cmin:
-                why.append(f"{tag}: late cos {min(late) if late else float('nan'):.4f} ≤ {cmin}")
-    v = [x for x in figs.values()]
-    return Outcome(holds=not why, figure=f"late cos(θ_t, θ_T) ≥ {min(v):.4f}", figures=figs, series=series,
-                   examples=len(v), details="; ".join(why) or "as claimed",
                    counterexample={"failures": why} if why else None)
 
 

@@ -53,7 +53,22 @@ def _tag(ex: dict) -> str:
 
 
 def network_kkt(ctx: CheckContext) -> Outcome:
-    """Cross-geometry KKT rule on every generated example (see the module docstring)."""
+    """Cross-geometry KKT rule on every generated example (see the module docstring); with `cases` (a list of
+    parameter overrides, e.g. several optimizers) every case must hold, each on the same generated examples."""
+    cases = ctx.params.get("cases")
+    if not cases:
+        return _one(ctx)
+    outs = [_one(dataclasses.replace(ctx, params={**ctx.params, **case})) for case in cases]
+    names = [c.get("optimizer", ctx.params.get("optimizer")) for c in cases]
+    return Outcome(holds=all(o.holds for o in outs),
+                   figure="; ".join(f"{n}: {o.figure}" for n, o in zip(names, outs, strict=True)),
+                   figures={f"{n}:{k}": v for n, o in zip(names, outs, strict=True) for k, v in o.figures.items()},
+                   series=[s for o in outs for s in o.series], examples=sum(o.examples for o in outs),
+                   details=" || ".join(f"{n}: {o.details}" for n, o in zip(names, outs, strict=True)),
+                   counterexample=next((o.counterexample for o in outs if o.counterexample), None))
+
+
+def _one(ctx: CheckContext) -> Outcome:
     t0 = time.time()
     p = ctx.params
     opt_name = p["optimizer"]

@@ -1,0 +1,161 @@
+"""The cross-geometry judgement, the max-margin certificate (each condition on its own), the degree-1
+matrix+vector model, and the direction criterion with its provably moving control."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from ibverify import IbverifyError
+from ibverify.checks import gronich_dynamics as D
+from ibverify.checks import gronich_linear as GL
+from ibverify.checks import gronich_score as S
+from ibverify.networks import datasets, kkt, models
+from ibverify.networks import geometry as G
+from ibverify.networks.strategies import separable_linear
+
+STEPS = [1000, 3162, 10000]
+
+
+def scores(own_curve, others):
+    sc = S.Scores(STEPS)
+    sc.residual = {"linf": own_curve, **{g: [v] * 3 for g, v in others.items()}}
+    sc.signature = {g: [0.01, 0.01, 0.01] for g in sc.residual}
+    return sc
+
+
+def test_both_halves_hold():
+    j = S.judge(scores([0.6, 0.5, 0.3], {"l2": 0.5, "msp": 0.7}), "linf", factor=1.25, min_drop=0.05)
+    assert j.ok and j.figures["residual_ratio"] == pytest.approx(0.6)
+
+
+def test_falling_alone_decides():
+    # separated (0.3 vs 0.5) but flat over the decade: not a trend toward the KKT direction
+    j = S.judge(scores([0.3, 0.3, 0.299], {"l2": 0.5, "msp": 0.7}), "linf", factor=1.25, min_drop=0.05)
+    assert not j.ok and any("not falling" in r for r in j.reasons) and not any("below" in r for r in j.reasons)
+
+
+def test_separation_alone_decides():
+    # falling, but a competing geometry's residual is as small: early training, any geometry falls
+    j = S.judge(scores([0.6, 0.5, 0.42], {"l2": 0.5, "msp": 0.7}), "linf", factor=1.25, min_drop=0.05)
+    assert not j.ok and any("not 1.25× below ℓ2" in r for r in j.reasons)
+    assert not any("not falling" in r for r in j.reasons)
+
+
+def test_signature_bound_at_the_bound_tier():
+    sc = scores([0.6, 0.5, 0.3], {"l2": 0.5})
+    sc.signature["linf"] = [0.2, 0.15, 0.1]
+    assert S.judge(sc, "linf", factor=1.25, min_drop=0.05).ok                        # falling: fine at fast tier
+    bad = S.judge(sc, "linf", factor=1.25, min_drop=0.05, signature_max=0.05)
+    assert not bad.ok and "signature 0.1 > 0.05" in bad.reasons[0]
+
+
+def test_rate_reports_crossing_and_flat():
+    x = [1e4, 1e5, 1e6]
+    r = S.rate(x, [0.4, 0.2, 0.1], 0.05, 2.0)
+    assert r.crossing == pytest.approx(1e7, rel=1e-6) and r.slope == pytest.approx(-math.log10(2))
+    flat = S.rate(x, [0.4, 0.4 * (1 - 1e-6), 0.4 * (1 - 2e-6)], 1e-3, 2.0)   # crossing beyond float range
+    assert flat.crossing is None
+
+
+# ------------------------------------------------------------------ certificate, each condition on its own
+
+LIN = models.Linear(2)
+X2, Y2 = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 1.0])
+
+
+def test_certificate_holds_at_the_linf_optimum():
+    c = kkt.certify(G.Linf(), LIN, X2, Y2, {"w": np.array([1.0, 1.0])}, np.array([0.5, 0.5]))
+    assert c.ok and c.lower == pytest.approx(1.0) and c.upper == pytest.approx(1.0)
+
+
+def test_primal_infeasibility_alone():
+    c = kkt.certify(G.Linf(), LIN, X2, Y2, {"w": np.array([1.0, 0.5])}, np.array([0.5, 0.5]))
+    assert not c.primal_feasible and c.dual_feasible and c.gap_closed and c.primal_violation == pytest.approx(0.5)
+
+
+def test_dual_infeasibility_alone():
+    c = kkt.certify(G.Linf(), LIN, X2, Y2, {"w": np.array([1.2, 1.2])}, np.array([0.6, 0.6]))
+    assert c.primal_feasible and not c.dual_feasible and c.gap_closed and c.dual_violation == pytest.approx(0.2)
+    neg = kkt.certify(G.Linf(), LIN, X2, Y2, {"w": np.array([1.0, 1.0])}, np.array([1.1, -0.1]))
+    assert not neg.dual_feasible
+
+
+def test_duality_gap_alone():
+    c = kkt.certify(G.Linf(), LIN, X2, Y2, {"w": np.array([2.0, 2.0])}, np.array([0.5, 0.5]))
+    assert c.primal_feasible and c.dual_feasible and not c.gap_closed and c.gap == pytest.approx(0.5)
+
+
+def test_l2_certificate_hand_value():
+    _, c = kkt.certified_max_margin(G.L2(), LIN, X2, Y2)
+    assert c.ok and c.upper == pytest.approx(1 / math.sqrt(2), rel=1e-7)
+
+
+@settings(max_examples=5, deadline=None)
+@given(separable_linear())
+def test_certified_bounds_bracket_every_direction(data):
+    m = models.Linear(data.X.shape[1])
+    for geo in (G.L2(), G.Linf()):
+        _, c = kkt.certified_max_margin(geo, m, data.X, data.y)
+        assert c.ok and c.upper - c.lower <= 1e-5 * c.upper
+        w = {"w": np.linalg.lstsq(data.X, data.y, rcond=None)[0]}     # any direction's margin ≤ γ*
+        assert geo.margin(m, w, data.X, data.y) <= c.upper * (1 + 1e-9)
+
+
+def test_certified_max_margin_rejects_nonlinear_models():
+    with pytest.raises(IbverifyError):
+        kkt.certified_max_margin(G.L2(), models.TwoLayer(2, 2), X2, Y2)
+
+
+def test_fenchel_residual_zero_at_optimum_positive_off():
+    d = datasets.linear_separable(12, 4, seed=3)
+    m = models.Linear(4)
+    th, _ = kkt.certified_max_margin(G.Linf(), m, d.X, d.y)
+    assert kkt.fenchel_residual(G.Linf(), m, th, d.X, d.y) < 1e-3
+    th2, _ = kkt.certified_max_margin(G.L2(), m, d.X, d.y)
+    assert kkt.fenchel_residual(G.Linf(), m, th2, d.X, d.y) > 0.05       # the ℓ2 optimum is not ℓ∞-KKT here
+    assert kkt.fenchel_residual(G.L2(), m, th2, d.X, d.y) < 1e-2     # √(solver accuracy): the residual is a root
+
+
+# ------------------------------------------------------------------ degree-1 matrix + vector model
+
+def test_matrix_vector_model_is_the_flat_linear_model():
+    rng = np.random.default_rng(0)
+    m = GL.MatrixVectorLinear(2, 3, 4)
+    th = m.init(rng, 1.0)
+    X = rng.standard_normal((5, 10))
+    flat = np.concatenate([th["W"].ravel(), th["u"]])
+    np.testing.assert_allclose(m.outputs(th, X), X @ flat, rtol=1e-13)
+    np.testing.assert_allclose(m.outputs({k: 2.5 * v for k, v in th.items()}, X), 2.5 * X @ flat, rtol=1e-13)
+    c = rng.standard_normal(5)
+    J, v = m.jac(th, X), m.vjp(th, X, c)
+    for k in th:
+        np.testing.assert_allclose(v[k].ravel(), J[k].reshape(5, -1).T @ c, rtol=1e-12)
+    assert m.L == 1.0 and set(m.blocks) == {"W", "u"}
+
+
+def test_hybrid_optimum_differs_from_msp_on_matrix_vector_data():
+    ex = {"kind": "matrix-vector", "n": 14, "data_seed": 5, "p": 3, "r": 3, "k": 4}
+    m, d = GL.problem(ex)
+    H = G.Hybrid(1.0)
+    th_h, ch = kkt.certified_max_margin(H, m, d.X, d.y)
+    th_m, _ = kkt.certified_max_margin(G.MaxSpectral(), m, d.X, d.y)
+    assert ch.ok and H.margin(m, th_m, d.X, d.y) < ch.upper * (1 - 1e-3)
+
+
+# ------------------------------------------------------------------ direction criterion and its control
+
+def test_spiral_keeps_turning():
+    ts, d = D.direction_gap(D.spiral(10**6, omega=0.5))
+    expect = 1 - math.cos(0.5 * math.log(100))
+    assert d[0] == pytest.approx(expect, rel=1e-2) and d[1] == pytest.approx(expect, rel=1e-2)
+
+
+def test_direction_gap_of_a_converging_ray():
+    # θ_t = t·u + √t·v: the angle to the limit u decays like t^{-1/2}
+    u, v = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    steps = [int(x) for x in np.logspace(3, 6, 13)]
+    traj = D.Trajectory(steps, [{"w": t * u + math.sqrt(t) * v} for t in steps])
+    ts, d = D.direction_gap(traj)
+    assert d[1] < 0.2 * d[0] and d[1] < 1e-3
