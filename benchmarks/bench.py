@@ -243,7 +243,8 @@ def bench_lanes(cfg, log) -> list[dict]:
     Zs = [dataset(10, 50) * (1.0 + 0.01 * i) for i in range(16)]
     specs = [OptimizerSpec("inc-adam", beta2=0.99 + 0.0005 * i) for i in range(16)]
     out = []
-    for steps, cps in ((cfg["lane_steps"], 2), (max(100, cfg["lane_steps"] // 100), 30)):
+    for steps, cps in ((cfg["lane_steps"], 2), (max(100, cfg["lane_steps"] // 100), 30),
+                       (max(100, cfg["lane_steps"] // 1000), 10)):
         run_lanes(Zs[:2], specs[:2], 10)
         t = rounds({"lanes": lambda: run_lanes(Zs, specs, steps, checkpoints=cps),
                     "sequential": lambda: [run(Z, s, steps, checkpoints=cps) for Z, s in zip(Zs, specs, strict=True)]},

@@ -106,8 +106,11 @@ def adam_lanes_chunk(Z3, idx3, pos, nsteps, W, M, V, Sf, t0, lr, decay, b1, b2, 
                 rows[ln, :] = idx3[ln, step]
         if b == 1:
             _dots(Zf, n, rows, W, zw)
+        tp = -1.0
         for ln in range(nl):
-            eta = lr[ln] * math.pow(t + 1.0, -decay[ln])
+            if ln == 0 or decay[ln] != decay[ln - 1]:  # one pow per step for a sweep with one schedule
+                tp = math.pow(t + 1.0, -decay[ln])
+            eta = lr[ln] * tp
             c1 = 1.0 - b1[ln] ** (t + 1.0) if bias_corr[ln] else 1.0
             c2 = 1.0 - b2[ln] ** (t + 1.0) if bias_corr[ln] else 1.0
             nown = 0

@@ -47,7 +47,7 @@ def test_every_section_reports_rates(result):
         assert positive(row["engine_steps_per_s"]) and positive(row["hand_steps_per_s"])
         assert positive(row["engine_over_hand"]) and len(row["seconds"]["engine"]) == res["config"]["rounds"]
     assert any("jax_steps_per_s" in row for row in res["scaling"]) or res["machine"]["jax"] is None
-    assert [r["checkpoints"] for r in res["lanes"]] == [2, 30] and all(positive(r["speedup"]) for r in res["lanes"])
+    assert [r["checkpoints"] for r in res["lanes"]] == [2, 30, 10] and all(positive(r["speedup"]) for r in res["lanes"])
     assert {r["optimizer"] for r in res["optimizers"]} >= {"inc-adam", "det-adam", "signum", "gd", "ngd", "adam-proxy"}
     assert "skipped" in res["torch"] or positive(res["torch"]["engine_over_torch"])
     h = res["horizon"]
