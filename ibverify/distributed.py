@@ -84,8 +84,9 @@ def example_task(evaluate: Callable, drawn, events: _Events):
 
     from hypothesis.errors import HypothesisDeprecationWarning
 
-    # `assume` in evaluate works outside a hypothesis test too (raises when false), with this warning
-    warnings.filterwarnings("ignore", "Using `assume` outside a property-based test", HypothesisDeprecationWarning)
+    # `assume` / `reject` in evaluate work outside a hypothesis test too (raise when false), with a warning
+    warnings.filterwarnings("ignore", r"Using `(assume|reject)` outside a property-based test",
+                            HypothesisDeprecationWarning)
     try:
         value = evaluate(drawn)
     except Exception:
