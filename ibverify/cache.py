@@ -3,13 +3,16 @@
 Two kinds of entries live under the cache root ($IBVERIFY_CACHE, default `.ibverify-cache/`), in one
 folder per claim run:
 
-    <root>/<claim id>/<tier>-seed<seed>-<key>/row.json               a finished claim's results row
-    <root>/<claim id>/<tier>-seed<seed>-<key>/ex-<i>-<fingerprint>.pkl one evaluated hypothesis Example
+    <root>/<claim id>/<tier>-seed<seed>-<key>/row.json                     a finished claim's results row
+    <root>/<claim id>/<tier>-seed<seed>-<key>/ex-<prop>-<i>-<fingerprint>.pkl one evaluated Example
 
 `key` = sha256(check hash, tier-resolved params)[:16]: editing the check's module or the claim's
-data starts a fresh folder. An example entry is used only when both its index i in the property's
-sequence and the fingerprint of the drawn example (a hash of its exact bytes: arrays by content,
-floats by their exact value) match, so a changed strategy can never reuse a stale example. Every file
+data starts a fresh folder. `prop` names the property within the claim run: the k-th `run_property`
+call of the check and a hash of (family claim id, seed, evaluate's qualified name), so two properties
+of one check that draw the same examples (e.g. one per optimizer) never share entries. An example
+entry is used only when its property, its index i in the property's sequence and the fingerprint of
+the drawn example (a hash of its exact bytes: arrays by content, floats by their exact value) all
+match, so a changed strategy can never reuse a stale example. Every file
 is written atomically (temporary file + rename): a kill leaves either the old state or the new one.
 Rows with verdict `error` are never stored (an error is re-run).
 """
@@ -95,6 +98,12 @@ class RunCache:
     """Cache entries of one claim run (see the module docstring)."""
 
     folder: Path
+    calls: int = 0  # run_property calls so far in this claim run
+
+    def new_property(self, tag: str) -> str:
+        """The key of the next property of this claim run (call order + a hash of `tag`)."""
+        self.calls += 1
+        return f"p{self.calls}{hashlib.sha256(tag.encode()).hexdigest()[:8]}"
 
     def load_row(self) -> dict | None:
         try:
@@ -111,17 +120,17 @@ class RunCache:
             return
         write_atomic(self.folder / "row.json", blob)
 
-    def _example_path(self, index: int, drawn: Any) -> Path:
-        return self.folder / f"ex-{index:05d}-{fingerprint(drawn)}.pkl"
+    def _example_path(self, prop: str, index: int, drawn: Any) -> Path:
+        return self.folder / f"ex-{prop}-{index:05d}-{fingerprint(drawn)}.pkl"
 
-    def load_example(self, index: int, drawn: Any):
+    def load_example(self, prop: str, index: int, drawn: Any):
         try:
-            return pickle.loads(self._example_path(index, drawn).read_bytes())
+            return pickle.loads(self._example_path(prop, index, drawn).read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             return None
 
-    def store_example(self, index: int, drawn: Any, example: Any) -> None:
-        write_atomic(self._example_path(index, drawn), pickle.dumps(example, protocol=5))
+    def store_example(self, prop: str, index: int, drawn: Any, example: Any) -> None:
+        write_atomic(self._example_path(prop, index, drawn), pickle.dumps(example, protocol=5))
 
     def stored_examples(self) -> int:
         return len(list(self.folder.glob("ex-*.pkl")))

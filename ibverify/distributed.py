@@ -11,7 +11,7 @@ Scheduling, retries and worker restarts are Dask's:
   hold the GIL for minutes).
 Workers load the same hypothesis profile as the client and seed every claim from (claim id, seed),
 so a claim's verdict and figures do not depend on which worker ran it. Examples as tasks: a check
-built on `run_property` first records the examples hypothesis will draw, evaluates them as tasks
+calling `run_property(..., pure=True)` first records the examples hypothesis will draw, evaluates them as tasks
 (`example_task`, via `worker_client`), then runs the property on the precomputed values
 (ibverify.checks.prop._prefetch); the property, its order and its counterexample stay sequential.
 Progress (one event per example, throttled messages) reaches the client through Dask's event log (topic `TOPIC`).

@@ -10,6 +10,9 @@ Resume: when `ctx.cache` is set (full tier by default, `ibverify verify --resume
 Example is stored there under its index and the fingerprint of the drawn example (ibverify.cache);
 a re-run draws the same examples (same seed) and reuses the stored ones instead of evaluating them,
 so a killed run continues at the first example it had not finished.
+
+Examples as tasks (`pure=True`, on Dask only): the examples are drawn once without evaluating them,
+evaluated in parallel as tasks, and the property then runs on those values (ibverify.distributed).
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def _hypothesis_test(ctx: CheckContext, strategy, body: Callable[[Any], None]):
     return test
 
 
-def _prefetch(ctx: CheckContext, strategy, evaluate) -> dict[str, Example]:
+def _prefetch(ctx: CheckContext, strategy, evaluate, prop_key: str) -> dict[str, Example]:
     """Examples as tasks: evaluate, in parallel through ctx.map_examples, the examples the property will
     draw, keyed by their fingerprint. Under a derandomized profile a pass that only records the draws
     sees the same sequence as the real run as long as examples pass and `evaluate` rejects none
@@ -98,7 +101,7 @@ def _prefetch(ctx: CheckContext, strategy, evaluate) -> dict[str, Example]:
     _hypothesis_test(ctx, strategy, record)()
     todo = {}
     for i, ex in enumerate(drawn):
-        if ctx.cache is None or ctx.cache.load_example(i, ex) is None:
+        if ctx.cache is None or ctx.cache.load_example(prop_key, i, ex) is None:
             todo.setdefault(fingerprint(ex), ex)
     if len(todo) < 2:
         return {}
@@ -106,14 +109,21 @@ def _prefetch(ctx: CheckContext, strategy, evaluate) -> dict[str, Example]:
     return {k: v for k, v in zip(todo, values, strict=True) if isinstance(v, Example)}
 
 
-def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
+def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example], *,
+                 pure: bool = False) -> PropertyResult:
+    """The property `evaluate(x).ok` over `strategy` (see the module docstring).
+
+    pure=True declares that `evaluate` has no effect besides its return value (it appends to no list
+    of the check, sets no variable): on Dask its examples may then be evaluated as tasks in other
+    processes (ctx.map_examples). Leave it False when evaluate collects anything on the side."""
     seen: list[Example] = []
     cache = ctx.cache
-    ready = _prefetch(ctx, strategy, evaluate)
+    key = cache.new_property(f"{ctx.claim.id}:{ctx.seed}:{getattr(evaluate, '__qualname__', '')}") if cache else ""
+    ready = _prefetch(ctx, strategy, evaluate, key) if pure else {}
 
     def prop(example):
         index = len(seen)
-        r = cache.load_example(index, example) if cache is not None else None
+        r = cache.load_example(key, index, example) if cache is not None else None
         fresh = r is None
         if fresh:
             if ready:
@@ -124,7 +134,7 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
                 r = evaluate(example)
                 ctx.on_example()
             if cache is not None:
-                cache.store_example(index, example, r)
+                cache.store_example(key, index, example, r)
         else:
             ctx.on_example()
         seen.append(r)

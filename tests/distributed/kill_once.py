@@ -1,4 +1,5 @@
-"""A test-only claim check that kills its own Dask worker process the first time it runs.
+"""Test-only claim checks: `kill_once` kills its own Dask worker process the first time it runs;
+`pure_property` is a hypothesis property with a side-effect-free evaluate (examples as tasks).
 
 The first attempt creates the marker file `params["marker"]` and sends SIGKILL to its own process;
 the scheduler then reschedules the task (the worker died), and the retry, seeing the marker, returns
@@ -30,3 +31,22 @@ def kill_once(ctx):
     value = 0.5 + ctx.seed + len(ctx.claim.id) / 100
     return Outcome(holds=True, figure=f"survived a killed worker: {value}", figures={"value": value},
                    series=[Series("constant", [1.0, 2.0], [value, value], log_x=False, log_y=False)], examples=1)
+
+
+def pure_property(ctx):
+    """For drawn (seed, size): the mean of `size` uniform draws lies in [0, 1] (always true)."""
+    import numpy as np
+    from hypothesis import strategies as st
+
+    from ibverify.checks.prop import Example, run_property
+
+    def evaluate(ex):
+        s, n = ex
+        m = float(np.random.default_rng(s).uniform(size=n).mean())
+        return Example(0.0 <= m <= 1.0, {"mean": m}, description=f"seed {s}, n {n}")
+
+    res = run_property(ctx, st.tuples(st.integers(0, 2**31), st.integers(1, 50)), evaluate, pure=True)
+    means = [e.figures["mean"] for e in res.examples]
+    return Outcome(holds=res.holds, figure=f"{len(means)} means, max {max(means)!r}", figures={"max": max(means)},
+                   series=[Series("mean", list(range(len(means))), means, log_x=False, log_y=False)],
+                   examples=len(means))

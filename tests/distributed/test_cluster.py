@@ -81,14 +81,19 @@ def test_killed_worker_task_is_retried_and_rows_equal_sequential(claims_dir, tmp
         assert comparable(a) == comparable(b), a["id"]
 
 
-def test_existing_scheduler_runs_claims_and_examples_as_tasks():
-    """--scheduler ADDRESS: tasks go to a cluster that is already running (here a 1-worker in-process one);
-    a hypothesis-property claim evaluates its examples as tasks of their own, with the sequential result."""
+def test_existing_scheduler_runs_claims_and_examples_as_tasks(monkeypatch):
+    """--scheduler ADDRESS: tasks go to a cluster that is already running (here a 1-worker in-process one).
+    A property declared pure evaluates its examples as tasks of their own, with the sequential result;
+    a property not declared pure (its evaluate may collect evidence on the side) keeps them in its claim."""
     from distributed import Client, LocalCluster, get_task_stream
 
+    from ibverify.claims import Claim
+
+    monkeypatch.syspath_prepend(str(HERE))
     profiles.load("ci")
-    ids = ["baek.gr-v-isotropic", "gronich.dual-norms"]
-    claims = select(load_registry(ROOT / "claims"), ids, "smoke")
+    pure = Claim(id="test.pure-property", paper="ibverify test", result="-", status="paper", statement="-",
+                 check="kill_once:pure_property", tiers={"smoke": {"examples": 5}})
+    claims = [pure] + select(load_registry(ROOT / "claims"), ["baek.gr-v-isotropic", "gronich.dual-norms"], "smoke")
     seq = verify(claims, "smoke")["claims"]
     info = []
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
@@ -97,6 +102,6 @@ def test_existing_scheduler_runs_claims_and_examples_as_tasks():
     assert info and cluster.scheduler_address in info[0] and "1 workers" in info[0]
     assert [comparable(r) for r in rows] == [comparable(r) for r in seq]
     keys = [str(t["key"]) for t in ts.data]
-    n_ex = seq[0]["outcome"]["examples"]
-    assert sum("baek.gr-v-isotropic-ex" in k for k in keys) == n_ex >= 2, keys
+    assert sum("test.pure-property-ex" in k for k in keys) == seq[0]["outcome"]["examples"] == 5, keys
+    assert not any("baek.gr-v-isotropic-ex" in k for k in keys)
     assert sum(k.startswith("ibverify-gronich.dual-norms-smoke") for k in keys) == 1

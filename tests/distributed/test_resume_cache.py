@@ -77,10 +77,14 @@ def test_stale_example_is_not_reused(tmp_path):
 
     rc = RunCache(tmp_path)
     drawn = (np.array([1.0, 2.0]), 0.5)
-    rc.store_example(0, drawn, "stored")
-    assert rc.load_example(0, drawn) == "stored"
-    assert rc.load_example(1, drawn) is None
-    assert rc.load_example(0, (np.array([1.0, np.nextafter(2.0, 3.0)]), 0.5)) is None
+    tag = "claim:0:check.<locals>.evaluate"
+    first, second = rc.new_property(tag), rc.new_property(tag)
+    assert first != second  # two properties of one check drawing the same examples never share entries
+    rc.store_example(first, 0, drawn, "stored")
+    assert rc.load_example(first, 0, drawn) == "stored"
+    assert rc.load_example(second, 0, drawn) is None
+    assert rc.load_example(first, 1, drawn) is None
+    assert rc.load_example(first, 0, (np.array([1.0, np.nextafter(2.0, 3.0)]), 0.5)) is None
     assert fingerprint((np.array([1.0, 2.0]), 0.5)) == fingerprint(drawn)
     assert fingerprint(np.array([1.0, 2.0])) != fingerprint(np.array([[1.0, 2.0]]))
 
