@@ -24,6 +24,7 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
 PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
+ORACLE_MAX_ENTRIES = 2_000_000  # ... and the ℓ2/ℓ∞ max-margin oracles when n·d is at most this
 
 
 class _Parser(argparse.ArgumentParser):
@@ -151,7 +152,8 @@ def direction_change(ws, cps) -> dict:
 def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
     """Where the run's w stands: cosine and ℓ2 margin gap to ŵ2, ℓ∞ margin gap to the ℓ∞ face (by
     margin: ℓ∞ solutions may be non-unique), cosine to the predicted p* (per-sample Adam family, when
-    n·d ≤ PSTAR_MAX_ENTRIES). Gaps are (γ − γ(w))/γ. Unavailable parts say why."""
+    n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ.
+    Unavailable parts say why."""
     import numpy as np
 
     from .oracles import max_margin, normalized_margin
@@ -159,6 +161,8 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
     u = w / np.linalg.norm(w)
     out: dict = {}
     try:
+        if n * d > ORACLE_MAX_ENTRIES:
+            raise IbverifyError(f"not computed for n·d = {n * d} > {ORACLE_MAX_ENTRIES} (use ibverify margin)")
         l2, li = max_margin(Z, "l2"), max_margin(Z, "linf")
         out["l2"] = {"gamma": l2.margin, "cos": float(u @ l2.direction),
                      "margin_gap": (l2.margin - normalized_margin(Z, w, "l2")) / l2.margin}

@@ -1,7 +1,7 @@
 """Linear-model datasets: generators, file loading and validation, hypothesis strategies."""
 
-from .dataset import Dataset
+from .dataset import Dataset, inert_coordinates
 from .files import load_dataset
 from .generators import gaussian, gr, shifted_diagonal
 
-__all__ = ["Dataset", "gaussian", "gr", "load_dataset", "shifted_diagonal"]
+__all__ = ["Dataset", "gaussian", "gr", "inert_coordinates", "load_dataset", "shifted_diagonal"]
