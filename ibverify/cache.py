@@ -25,8 +25,9 @@ import json
 import os
 import pickle
 import tempfile
+import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -77,6 +78,83 @@ def _feed(h, obj: Any) -> None:
         h.update(b")")
     else:  # an object without an exact encoding: its repr (an address in it only makes entries miss)
         h.update(f"repr:{type(obj).__qualname__}:{obj!r};".encode())
+
+
+def state_fingerprint(fn: Callable, *args: Any) -> str | None:
+    """A hash of everything a check's `evaluate` closure can change that the check sees afterwards:
+    the contents of its closure cells and defaults (deeply: containers, arrays, dataclasses, objects'
+    attributes, nested functions' closures) and `args`. A CheckContext counts by its claim, tier,
+    params and seed only (its callbacks are not evidence). Taken before and after an evaluation: equal
+    means the evaluation's only effect is its return value, so a stored value can stand in for it.
+    None when the state cannot be taken (then nothing is reused)."""
+    h = hashlib.sha256()
+    try:
+        _feed_state(h, fn, set())
+        for a in args:
+            _feed_state(h, a, set())
+    except Exception:  # unhashable state, a repr that raises, a cycle too deep
+        return None
+    return h.hexdigest()
+
+
+def _feed_state(h, obj: Any, seen: set[int]) -> None:
+    from .claims import CheckContext
+
+    if isinstance(obj, types.ModuleType):
+        h.update(f"module:{obj.__name__};".encode())
+        return
+    if isinstance(obj, (types.FunctionType, CheckContext)) or not _plain(obj):
+        if id(obj) in seen:
+            h.update(b"<seen>")
+            return
+        seen.add(id(obj))
+    if isinstance(obj, CheckContext):
+        _feed(h, (obj.claim.id, obj.tier, obj.params, obj.seed))
+    elif isinstance(obj, types.FunctionType):
+        h.update(f"fn:{obj.__qualname__}(".encode())
+        for c in obj.__closure__ or ():
+            try:
+                _feed_state(h, c.cell_contents, seen)
+            except ValueError:  # an empty cell
+                h.update(b"<empty>")
+        _feed_state(h, (obj.__defaults__, obj.__kwdefaults__), seen)
+        h.update(b")")
+    elif isinstance(obj, types.MethodType):
+        _feed_state(h, (obj.__func__, obj.__self__), seen)
+    elif isinstance(obj, (list, tuple)):
+        h.update(f"{type(obj).__name__}[{len(obj)}".encode())
+        for v in obj:
+            _feed_state(h, v, seen)
+        h.update(b"]")
+    elif isinstance(obj, (set, frozenset)):
+        h.update(f"set[{len(obj)}".encode())
+        for v in sorted(obj, key=repr):
+            _feed_state(h, v, seen)
+        h.update(b"]")
+    elif isinstance(obj, dict):
+        h.update(f"dict[{len(obj)}".encode())
+        for k in sorted(obj, key=repr):
+            _feed(h, k)
+            _feed_state(h, obj[k], seen)
+        h.update(b"]")
+    elif _plain(obj):
+        _feed(h, obj)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        h.update(f"dc:{type(obj).__qualname__}(".encode())
+        for f in dataclasses.fields(obj):
+            h.update(f.name.encode())
+            _feed_state(h, getattr(obj, f.name), seen)
+        h.update(b")")
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        h.update(f"obj:{type(obj).__qualname__}(".encode())
+        _feed_state(h, vars(obj), seen)
+        h.update(b")")
+    else:
+        _feed(h, obj)
+
+
+def _plain(obj: Any) -> bool:
+    return isinstance(obj, (np.ndarray, np.generic, float, bool, int, str, bytes, type(None), type))
 
 
 def fingerprint(obj: Any) -> str:

@@ -11,7 +11,7 @@ Scheduling, retries and worker restarts are Dask's:
   hold the GIL for minutes).
 Workers load the same hypothesis profile as the client and seed every claim from (claim id, seed),
 so a claim's verdict and figures do not depend on which worker ran it. Examples as tasks: a check
-calling `run_property(..., pure=True)` first records the examples hypothesis will draw, evaluates them as tasks
+calling `run_property` first records the examples hypothesis will draw, evaluates them as tasks
 (`example_task`, via `worker_client`), then runs the property on the precomputed values
 (ibverify.checks.prop._prefetch); the property, its order and its counterexample stay sequential.
 Progress (one event per example, throttled messages) reaches the client through Dask's event log (topic `TOPIC`).
@@ -78,8 +78,8 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
 
 
 def example_task(evaluate: Callable, drawn, events: _Events):
-    """Evaluate one drawn example; None when it raises (the claim then evaluates it itself, where a
-    rejection or an error is handled as in a sequential run)."""
+    """Evaluate one drawn example; None when it raises or has an effect besides its value (the claim then
+    evaluates it itself, where a rejection, an error or a side effect happens as in a sequential run)."""
     import warnings
 
     from hypothesis.errors import HypothesisDeprecationWarning
@@ -87,9 +87,14 @@ def example_task(evaluate: Callable, drawn, events: _Events):
     # `assume` / `reject` in evaluate work outside a hypothesis test too (raise when false), with a warning
     warnings.filterwarnings("ignore", r"Using `(assume|reject)` outside a property-based test",
                             HypothesisDeprecationWarning)
+    from .cache import state_fingerprint
+
     try:
+        before = state_fingerprint(evaluate, drawn)
         value = evaluate(drawn)
     except Exception:
+        return None
+    if before is None or state_fingerprint(evaluate, drawn) != before:  # it also changed state the check sees
         return None
     events.example()
     return value

@@ -11,8 +11,9 @@ Example is stored there under its index and the fingerprint of the drawn example
 a re-run draws the same examples (same seed) and reuses the stored ones instead of evaluating them,
 so a killed run continues at the first example it had not finished.
 
-Examples as tasks (`pure=True`, on Dask only): the examples are drawn once without evaluating them,
-evaluated in parallel as tasks, and the property then runs on those values (ibverify.distributed).
+Examples as tasks (on Dask only): the examples are drawn once without evaluating them, evaluated in
+parallel as tasks, and the property then runs on those values (ibverify.distributed). Both the cache
+and the tasks are used only for evaluations whose sole effect is their value (see run_property).
 """
 
 from __future__ import annotations
@@ -109,17 +110,30 @@ def _prefetch(ctx: CheckContext, strategy, evaluate, prop_key: str) -> dict[str,
     return {k: v for k, v in zip(todo, values, strict=True) if isinstance(v, Example)}
 
 
-def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example], *,
-                 pure: bool = False) -> PropertyResult:
+def _evaluate_here(evaluate, example, cache, key: str, index: int) -> Example:
+    """evaluate(example), stored in the cache when the evaluation changed nothing else."""
+    if cache is None:
+        return evaluate(example)
+    from ..cache import state_fingerprint
+
+    before = state_fingerprint(evaluate, example)
+    r = evaluate(example)
+    if before is not None and state_fingerprint(evaluate, example) == before:
+        cache.store_example(key, index, example, r)
+    return r
+
+
+def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
     """The property `evaluate(x).ok` over `strategy` (see the module docstring).
 
-    pure=True declares that `evaluate` has no effect besides its return value (it appends to no list
-    of the check, sets no variable): on Dask its examples may then be evaluated as tasks in other
-    processes (ctx.map_examples). Leave it False when evaluate collects anything on the side."""
+    An evaluation's value is stored (cache) or computed elsewhere (examples as tasks) only when it was
+    the evaluation's sole effect: the state evaluate's closure can reach (ibverify.cache.state_fingerprint)
+    is the same before and after it. An evaluate that collects evidence on the side (appends to a list
+    of the check) is simply evaluated here, every time."""
     seen: list[Example] = []
     cache = ctx.cache
     key = cache.new_property(f"{ctx.claim.id}:{ctx.seed}:{getattr(evaluate, '__qualname__', '')}") if cache else ""
-    ready = _prefetch(ctx, strategy, evaluate, key) if pure else {}
+    ready = _prefetch(ctx, strategy, evaluate, key)
 
     def prop(example):
         index = len(seen)
@@ -131,9 +145,9 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
 
                 r = ready.get(fingerprint(example))
             if r is None:
-                r = evaluate(example)
+                r = _evaluate_here(evaluate, example, cache, key, index)
                 ctx.on_example()
-            if cache is not None:
+            elif cache is not None:
                 cache.store_example(key, index, example, r)
         else:
             ctx.on_example()

@@ -1,5 +1,6 @@
 """Test-only claim checks: `kill_once` kills its own Dask worker process the first time it runs;
-`pure_property` is a hypothesis property with a side-effect-free evaluate (examples as tasks).
+`pure_property` is a hypothesis property whose evaluate only returns a value; `impure_property` one
+whose evaluate also collects evidence on the side (for even seeds), which must never be lost.
 
 The first attempt creates the marker file `params["marker"]` and sends SIGKILL to its own process;
 the scheduler then reschedules the task (the worker died), and the retry, seeing the marker, returns
@@ -45,8 +46,33 @@ def pure_property(ctx):
         m = float(np.random.default_rng(s).uniform(size=n).mean())
         return Example(0.0 <= m <= 1.0, {"mean": m}, description=f"seed {s}, n {n}")
 
-    res = run_property(ctx, st.tuples(st.integers(0, 2**31), st.integers(1, 50)), evaluate, pure=True)
+    res = run_property(ctx, st.tuples(st.integers(0, 2**31), st.integers(1, 50)), evaluate)
     means = [e.figures["mean"] for e in res.examples]
     return Outcome(holds=res.holds, figure=f"{len(means)} means, max {max(means)!r}", figures={"max": max(means)},
                    series=[Series("mean", list(range(len(means))), means, log_x=False, log_y=False)],
                    examples=len(means))
+
+
+def impure_property(ctx):
+    """As pure_property, but evaluate appends (seed, mean) to a list of the check for even seeds, and
+    the outcome is built from that list too."""
+    import numpy as np
+    from hypothesis import strategies as st
+
+    from ibverify.checks.prop import Example, run_property
+
+    collected = []
+
+    def evaluate(ex):
+        s, n = ex
+        m = float(np.random.default_rng(s).uniform(size=n).mean())
+        if s % 2 == 0:
+            collected.append((s, m))
+        return Example(0.0 <= m <= 1.0, {"mean": m}, description=f"seed {s}, n {n}")
+
+    res = run_property(ctx, st.tuples(st.integers(0, 2**31), st.integers(1, 50)), evaluate)
+    side = [m for _, m in collected]
+    return Outcome(holds=res.holds, figure=f"{len(res.examples)} examples, {len(side)} collected: {side!r}",
+                   figures={"collected": float(len(side))},
+                   series=[Series("collected", list(range(len(side))), side, log_x=False, log_y=False)],
+                   examples=len(res.examples))

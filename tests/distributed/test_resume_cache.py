@@ -123,3 +123,36 @@ def test_error_rows_are_not_cached(tmp_path):
     assert rc.load_row() is None
     rc.store_row({"id": "x", "verdict": "holds"})
     assert rc.load_row() == {"id": "x", "verdict": "holds"}
+
+
+def test_evaluations_with_side_effects_are_never_replayed_from_the_cache(tmp_path, monkeypatch):
+    """A check whose evaluate also appends to a list of the check (for some examples): only the
+    examples whose evaluation had no such effect are stored; the resumed outcome equals the
+    uninterrupted one (nothing collected on the side is lost)."""
+    from pathlib import Path
+
+    from ibverify.claims import Claim
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    profiles.load("ci")
+    claim = Claim(id="test.impure-property", paper="-", result="-", status="paper", statement="-",
+                  check="kill_once:impure_property", tiers={"full": {"examples": 8}})
+    reference = run_claim(claim, "full")
+    collected = int(reference["outcome"]["figures"]["collected"])
+    assert 0 < collected < 8
+
+    def interrupt(index, fresh):
+        if index == 5:
+            raise Interrupt
+
+    monkeypatch.setattr(prop, "after_example", interrupt)
+    with pytest.raises(Interrupt):
+        run_claim(claim, "full", cache=tmp_path)
+    [folder] = (tmp_path / claim.id).iterdir()
+    stored = RunCache(folder).stored_examples()
+    assert 0 < stored < 6  # the examples with a side effect were not stored
+    calls = []
+    monkeypatch.setattr(prop, "after_example", lambda index, fresh: calls.append(fresh))
+    resumed = run_claim(claim, "full", cache=tmp_path)
+    assert calls.count(False) == stored
+    assert comparable(resumed) == comparable(reference)
