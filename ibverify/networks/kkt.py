@@ -216,7 +216,8 @@ def certify(geometry, model, X: np.ndarray, y: np.ndarray, theta: Params, lam: n
     return Certificate(pv <= tol, dv <= tol, gap <= tol, lower, upper, pv, dv, gap)
 
 
-def certified_max_margin(geometry, model, X: np.ndarray, y: np.ndarray, tol: float = 1e-6) -> tuple[Params, Certificate]:
+def certified_max_margin(geometry, model, X: np.ndarray, y: np.ndarray,
+                         tol: float = 1e-6) -> tuple[Params, Certificate]:
     """Solve (P) by cvxpy (Clarabel; SDP for spectral norms), take λ from the constraint duals, and certify.
     Raises IbverifyError when the certificate does not hold (never returns an uncertified optimum)."""
     if model.L != 1:
@@ -235,5 +236,6 @@ def certified_max_margin(geometry, model, X: np.ndarray, y: np.ndarray, tol: flo
     cert = certify(geometry, model, X, y, theta, lam, tol)
     if not cert.ok:
         raise IbverifyError(f"max-margin certificate failed in {geometry.name}: primal violation "
-                            f"{cert.primal_violation:.2g}, dual violation {cert.dual_violation:.2g}, gap {cert.gap:.2g}")
+                            f"{cert.primal_violation:.2g}, dual violation {cert.dual_violation:.2g}, "
+                            f"gap {cert.gap:.2g}")
     return theta, cert

@@ -159,3 +159,30 @@ def test_direction_gap_of_a_converging_ray():
     traj = D.Trajectory(steps, [{"w": t * u + math.sqrt(t) * v} for t in steps])
     ts, d = D.direction_gap(traj)
     assert d[1] < 0.2 * d[0] and d[1] < 1e-3
+
+
+def test_scores_use_each_geometrys_own_signature():
+    from ibverify.networks import train
+
+    m = models.TwoLayer(2, 2, 2.0)
+    # ‖W‖_F²/2 = ‖a‖²/1 = 1 (ℓ2-balanced); max|W| = 1 but max|a| = 1/√2 (ℓ∞ not saturated in a)
+    th = {"W": np.array([[1.0, 0.0], [0.0, 1.0]]), "a": np.array([1.0 / math.sqrt(2), 1.0 / math.sqrt(2)])}
+    X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
+    run = train.Run(steps=[10, 100], thetas=[th, th], q_min=[1.0, 1.0])
+    sc = S.score(run, m, type("D", (), {"X": X, "y": y})(), 1.0, 1.0)
+    assert set(sc.residual) == {"l2", "linf", "msp", "hybrid"}
+    assert sc.signature["l2"][-1] == pytest.approx(0.0, abs=1e-12)
+    assert sc.signature["linf"][-1] == pytest.approx(1 - 1 / math.sqrt(2))
+    assert sc.signature["msp"][-1] == pytest.approx(0.0, abs=1e-12)     # ‖W‖_sp = 1 = ‖a‖_2
+    assert sc.signature["hybrid"][-1] == pytest.approx(math.sqrt(2) - 1)   # ‖W‖_msp/‖a‖_∞ − 1
+
+
+def test_control_examples_come_from_the_controlled_claim():
+    from ibverify.checks.gronich_nets import family_ctx
+    from ibverify.claims import CheckContext, load_registry
+
+    reg = {c.id: c for c in load_registry()}
+    ctl = reg["gronich.control.muon-linf"]
+    ctx = CheckContext(ctl, "fast", ctl.params_for("fast"), 3)
+    assert family_ctx(ctx).claim.id == "gronich.muon-msp" and family_ctx(ctx).seed == 3
+    assert ctl.params_for("fast")["steps"] == reg["gronich.muon-msp"].params_for("fast")["steps"]
