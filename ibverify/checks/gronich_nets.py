@@ -113,7 +113,8 @@ def _one(ctx: CheckContext) -> Outcome:
            f"own/closest-other ratio ≤ {max((r for r in ratios if r is not None), default=float('nan')):.2f} "
            f"(rule: ≤ 1/{factor:g}), at T = {int(p['steps']):.2g}")
     details = (f"judged in {S.LABEL[own]}; rule: falling ≥ {min_drop:.0%} over the last {decades:g} decade(s) and "
-               f"{factor:g}× below every other geometry, for the Fenchel residual and the structural signature; "
+               f"{factor:g}× below every other geometry, for the Fenchel residual (signature: reported; "
+               "≤ 5% at the bound tier); "
                + " | ".join(lines)
                + (f" | discarded (no positive margin at the horizon, outside (T2)): {', '.join(rejected)}"
                   if rejected else "") + f" [{time.time() - t0:.1f}s]")

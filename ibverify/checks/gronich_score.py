@@ -57,7 +57,7 @@ class Scores:
 
 
 def score(run, model, data, c: float = 1.0, decades: float = 1.0, geometries: list[str] | None = None,
-          points: int | None = 3) -> Scores:
+          points: int | None = 4) -> Scores:
     """Residuals and signatures in every geometry at (at most `points` of) the separated checkpoints of the last
     `decades` decades."""
     T = run.steps[-1]
