@@ -77,47 +77,68 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
                      map_examples=_map_examples(claim.id, events) if examples_as_tasks else None)
 
 
+IMPURE = "impure"  # example_task's answer when the evaluation changed state the check sees
+
+
 def example_task(evaluate: Callable, drawn, events: _Events):
-    """Evaluate one drawn example; None when it raises or has an effect besides its value (the claim then
-    evaluates it itself, where a rejection, an error or a side effect happens as in a sequential run)."""
+    """Evaluate one drawn example: its Example; None when it raises; IMPURE when it also changed state
+    the check sees (appended evidence to a list, say). In both last cases the claim evaluates the
+    example itself, where a rejection, an error or a side effect happens as in a sequential run."""
     import warnings
 
     from hypothesis.errors import HypothesisDeprecationWarning
 
+    from .cache import state_fingerprint
+
     # `assume` / `reject` in evaluate work outside a hypothesis test too (raise when false), with a warning
     warnings.filterwarnings("ignore", r"Using `(assume|reject)` outside a property-based test",
                             HypothesisDeprecationWarning)
-    from .cache import state_fingerprint
-
     try:
         before = state_fingerprint(evaluate, drawn)
         value = evaluate(drawn)
     except Exception:
         return None
-    if before is None or state_fingerprint(evaluate, drawn) != before:  # it also changed state the check sees
-        return None
+    if before is None or state_fingerprint(evaluate, drawn) != before:
+        return IMPURE
     events.example()
     return value
 
 
 def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], list]:
+    """ctx.map_examples for a claim running in a worker: the examples as tasks. The first examples go
+    alone (probes) until one comes back; if that evaluation had a side effect, the check's examples are
+    left to the claim (no work is done twice), else the rest go out at once."""
+
     def map_examples(evaluate: Callable, drawn: list) -> list:
         from distributed import worker_client
 
         token = uuid.uuid4().hex[:8]
         out: list = [None] * len(drawn)  # None: the claim evaluates that example itself
-        with worker_client() as client:  # the claim's task leaves its slot to the example tasks meanwhile
+
+        def result(f):
             try:
-                futures = [client.submit(example_task, evaluate, ex, events, key=f"ibverify-{claim_id}-ex{i}-{token}",
-                                         retries=RETRIES, pure=False) for i, ex in enumerate(drawn)]
+                return f.result()
+            except Exception:  # a worker died too often, `evaluate` could not be pickled
+                return None
+
+        with worker_client() as client:  # the claim's task leaves its slot to the example tasks meanwhile
+            def submit(i):
+                return client.submit(example_task, evaluate, drawn[i], events, key=f"ibverify-{claim_id}-ex{i}-{token}",
+                                     retries=RETRIES, pure=False)
+
+            try:
+                start = 0
+                while start < min(3, len(drawn)) and (start == 0 or out[start - 1] is None):
+                    out[start] = result(submit(start))
+                    start += 1
+                if start == 0 or out[start - 1] is None or isinstance(out[start - 1], str):  # raised / IMPURE
+                    return [None] * len(drawn)
+                futures = {i: submit(i) for i in range(start, len(drawn))}
             except Exception:  # e.g. `evaluate` cannot be pickled: no examples as tasks for this check
-                return out
-            for i, f in enumerate(futures):
-                try:
-                    out[i] = f.result()
-                except Exception:  # a worker died too often
-                    pass
-        return out
+                return [None] * len(drawn)
+            for i, f in futures.items():
+                out[i] = result(f)
+        return [None if isinstance(v, str) else v for v in out]
 
     return map_examples
 
