@@ -132,7 +132,8 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
     of the check) is simply evaluated here, every time."""
     seen: list[Example] = []
     cache = ctx.cache
-    key = cache.new_property(f"{ctx.claim.id}:{ctx.seed}:{getattr(evaluate, '__qualname__', '')}") if cache else ""
+    tag = f"{ctx.claim.id}:{ctx.seed}:{getattr(evaluate, '__qualname__', '')}"
+    key = cache.new_property(tag) if cache is not None else ""
     ready = _prefetch(ctx, strategy, evaluate, key)
 
     def prop(example):
