@@ -6,20 +6,22 @@ folder per claim run:
     <root>/<claim id>/<tier>-seed<seed>-<key>/row.json                     a finished claim's results row
     <root>/<claim id>/<tier>-seed<seed>-<key>/ex-<prop>-<i>-<fingerprint>.pkl one evaluated Example
 
-`key` = sha256(check hash, tier-resolved params)[:16]: editing the check's module or the claim's
-data starts a fresh folder. `prop` names the property within the claim run: the k-th `run_property`
-call of the check and a hash of (family claim id, seed, evaluate's qualified name), so two properties
-of one check that draw the same examples (e.g. one per optimizer) never share entries. An example
-entry is used only when its property, its index i in the property's sequence and the fingerprint of
-the drawn example (a hash of its exact bytes: arrays by content, floats by their exact value) all
-match, so a changed strategy can never reuse a stale example. Every file
-is written atomically (temporary file + rename): a kill leaves either the old state or the new one.
-Rows with verdict `error` are never stored (an error is re-run).
+`key` = sha256(check hash, tier-resolved params, code hash)[:16]: editing the check's module, the
+claim's data or any computing module of the package (`code_hash`) starts a fresh folder. `prop` names
+the property within the claim run: the k-th `run_property` call of the check and a hash of (family
+claim id, seed, evaluate's qualified name), so two properties of one check that draw the same
+examples (e.g. one per optimizer) never share entries. An example entry is used only when its
+property, its index i in the property's sequence and the fingerprint of the drawn example (a hash of
+its exact bytes: arrays by content, floats by their exact value) all match, so a changed strategy can
+never reuse a stale example, and only evaluations whose sole effect was their value are stored
+(`state_fingerprint`). Every file is written atomically (temporary file + rename): a kill leaves
+either the old state or the new one. Rows with verdict `error` are never stored (an error is re-run).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -164,9 +166,22 @@ def fingerprint(obj: Any) -> str:
     return h.hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=1)
+def code_hash() -> str:
+    """Hash of the package's computing code (every ibverify/**/*.py except the report renderer): an
+    edit to the engine, the oracles or a check invalidates every cache entry, not only the edited check's."""
+    pkg = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(pkg.rglob("*.py")):
+        rel = f.relative_to(pkg).as_posix()
+        if not rel.startswith("report/"):
+            h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def run_dir(root: Path | str, claim_id: str, tier: str, seed: int, check_hash: str, params: dict) -> Path:
-    """The folder of one (claim, tier, seed, check hash, params) run."""
-    blob = json.dumps([check_hash, params], sort_keys=True, default=repr)
+    """The folder of one (claim, tier, seed, check hash, params) run, for this version of the code."""
+    blob = json.dumps([check_hash, params, code_hash()], sort_keys=True, default=repr)
     key = hashlib.sha256(blob.encode()).hexdigest()[:16]
     return Path(root) / claim_id / f"{tier}-seed{seed}-{key}"
 
