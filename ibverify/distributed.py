@@ -73,6 +73,7 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
     if cache is not None:  # in-run checkpoints of resumable checks (per_sample.resumable) go there too
         os.environ["IBVERIFY_CACHE"] = cache
     events = _Events(claim.id)
+    events._send({"started": 1})
     return run_claim(claim, tier, seed, events, cache, events.example,
                      map_examples=_map_examples(claim.id, events) if examples_as_tasks else None)
 
@@ -181,7 +182,8 @@ def run_on_dask(claims: list, indices: list[int], tier: str, seed: int, *, worke
                 cache: str | None, profile: str, on_example: Callable[[], None] = lambda: None,
                 progress: Callable[[str], None] = lambda m: None,
                 on_cluster: Callable[[str], None] = lambda info: None,
-                runtimes: dict[str, float] | None = None) -> Iterator[tuple[int, dict]]:
+                runtimes: dict[str, float] | None = None,
+                on_start: Callable = lambda claim: None) -> Iterator[tuple[int, dict]]:
     """Submit one task per claim; yield (indices[k], row) in completion order. `runtimes` (claim id →
     seconds, from an earlier run) start the longest claims first (Dask `priority`), which shortens the run;
     it changes no result."""
@@ -192,9 +194,13 @@ def run_on_dask(claims: list, indices: list[int], tier: str, seed: int, *, worke
     with client_for(workers, scheduler) as client:
         on_cluster(describe(client))
 
+        by_id = {c.id: c for c in claims}
+
         def handler(event) -> None:
             _, msg = event
-            if msg.get("example"):
+            if msg.get("started") and msg.get("claim") in by_id:
+                on_start(by_id[msg["claim"]])
+            elif msg.get("example"):
                 on_example()
             elif msg.get("message"):
                 progress(f"{msg['claim']}: {msg['message']}")

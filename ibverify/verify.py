@@ -142,8 +142,8 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
     Each claim is seeded from (claim id, seed) only, so both ways give the same verdicts and figures.
     cache: resume-cache root (None: off): finished rows and evaluated examples are stored there and
     reused by a re-run; a reused row goes to on_reused (default: on_done). on_start is called when a
-    claim starts in this process (sequential runs). runtimes: claim id → seconds of an earlier run; on
-    Dask the longest claims start first (no effect on results)."""
+    claim starts (on Dask: when its task starts, from Dask's event thread). runtimes: claim id →
+    seconds of an earlier run; on Dask the longest claims start first (no effect on results)."""
     rows: list[dict | None] = [None] * len(claims)
     pending = []
     for i, c in enumerate(claims):
@@ -169,7 +169,7 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
         for i, row in run_on_dask([claims[i] for i in pending], pending, tier, seed, workers=workers,
                                   scheduler=scheduler, cache=root, profile=profile or _profile_name(),
                                   on_example=on_example, progress=progress, on_cluster=on_cluster,
-                                  runtimes=runtimes):
+                                  runtimes=runtimes, on_start=on_start):
             finish(i, row)
     else:
         for i in pending:

@@ -154,7 +154,7 @@ class RunBar:
         self.bar.refresh()
 
     def claim_started(self, claim) -> None:
-        self.running = [claim.id]
+        self.running = [r for r in self.running if r != claim.id] + [claim.id]
         self._show(force=True)
 
     def claim_done(self, row: dict, reused: bool = False) -> None:
