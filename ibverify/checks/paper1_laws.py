@@ -206,7 +206,8 @@ def batch_metric_prediction(ctx: CheckContext) -> Outcome:
             pm.append(float(np.min(Z @ pred) / np.abs(pred).max()))
             rm.append(float(np.min(Z @ out.w) / np.abs(out.w).max()))
             rows.append({"data seed": int(s), "b": int(b), "cos(run, M_N,b fixed point)": float(cos[-1]),
-                         "≥ 0.999": bool(cos[-1] >= 0.999), "cos at the middle checkpoint (≈ √T steps)": float(cos[len(cos) // 2]),
+                         "≥ 0.999": bool(cos[-1] >= 0.999),
+                         "cos at the middle checkpoint (≈ √T steps)": float(cos[len(cos) // 2]),
                          "predicted ℓ∞ margin": pm[-1], "run ℓ∞ margin": rm[-1]})
             series.append(Series(f"seed {s}, b = {b}", out.checkpoints.tolist(), np.maximum(1 - cos, 1e-17).tolist(),
                                  ylabel="1 − cos(w, M_N,b prediction)", group=f"data seed {s}"))
