@@ -196,8 +196,9 @@ def main(argv=None) -> int:
         results[name] = {e: {"steps_per_s": statistics.median(rates[e]), "cpu_steps_per_s": statistics.median(cpu[e]),
                              "rounds": rates[e]} for e in eng}
         r = results[name]
-        print(f"{name:12s} compiled {r['compiled']['steps_per_s']:>10,.0f}/s (cpu {r['compiled']['cpu_steps_per_s']:>10,.0f})"
-              f"  jax {r['jax']['steps_per_s']:>9,.0f}/s (cpu {r['jax']['cpu_steps_per_s']:>9,.0f})"
+        com, jx = r["compiled"], r["jax"]
+        print(f"{name:12s} compiled {com['steps_per_s']:>10,.0f}/s (cpu {com['cpu_steps_per_s']:>10,.0f})"
+              f"  jax {jx['steps_per_s']:>9,.0f}/s (cpu {jx['cpu_steps_per_s']:>9,.0f})"
               f"  numpy {r['reference']['steps_per_s']:>7,.0f}/s"
               f"  compiled/jax {r['compiled']['steps_per_s'] / r['jax']['steps_per_s']:5.2f}×"
               f"  compiled/numpy {r['compiled']['steps_per_s'] / r['reference']['steps_per_s']:6.0f}×", flush=True)
