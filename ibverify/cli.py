@@ -209,12 +209,10 @@ def _train_summary(name, r, D, out) -> list[str]:
 
 
 def cmd_train(args) -> int:
-    from .networks_bridge import is_network_run, train_network
+    from .networks_bridge import is_network_run, run_network
 
     if is_network_run(args):
-        result = train_network(args)
-        _dump(result) if args.json else print(json.dumps(result, default=_jsonable))
-        return 0
+        return run_network(args)
     import numpy as np
 
     from .oracles import normalized_margin
