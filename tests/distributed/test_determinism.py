@@ -8,6 +8,8 @@ import contextlib
 import json
 import sys
 
+from hypothesis.internal.conjecture import providers as P
+
 from ibverify import profiles, verify as V
 from ibverify.claims import load_registry
 
@@ -19,14 +21,19 @@ def outcome(cid: str) -> str:
 
 
 def test_imported_modules_do_not_change_a_claims_draws(tmp_path, monkeypatch):
-    profiles.load("ci")
-    before = {cid: outcome(cid) for cid in ("gronich.homogeneity", "baek.gr-v-isotropic")}
-    consts = "\n".join(f"C{i} = ({0.1 + i * 0.0371!r}, {i * 7 + 1}, {-(i * 13 + 2)})" for i in range(300))
-    (tmp_path / "ibv_many_constants.py").write_text(consts + "\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import ibv_many_constants  # noqa: F401  (a local module full of literals hypothesis would use)
-
+    saved = list(V._pins)
+    if saved[0]:  # tests/conftest.py pins the pool around every test: lift that here, run_claim must pin
+        monkeypatch.setattr(P, "_get_local_constants", saved[1])
+        V._pins[0] = 0
+        P.CONSTANTS_CACHE.cache.clear()
     try:
+        profiles.load("ci")
+        before = {cid: outcome(cid) for cid in ("gronich.homogeneity", "baek.gr-v-isotropic")}
+        consts = "\n".join(f"C{i} = ({0.1 + i * 0.0371!r}, {i * 7 + 1}, {-(i * 13 + 2)})" for i in range(300))
+        (tmp_path / "ibv_many_constants.py").write_text(consts + "\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        import ibv_many_constants  # noqa: F401  (a local module full of literals hypothesis would use)
+
         for cid, text in before.items():
             assert outcome(cid) == text, cid
         monkeypatch.setattr(V, "hypothesis_without_local_constants", contextlib.nullcontext)
@@ -34,3 +41,5 @@ def test_imported_modules_do_not_change_a_claims_draws(tmp_path, monkeypatch):
         assert any(unpinned), "the test module's constants should change unpinned draws (test too weak)"
     finally:
         sys.modules.pop("ibv_many_constants", None)
+        V._pins[:] = saved
+        P.CONSTANTS_CACHE.cache.clear()
