@@ -295,9 +295,9 @@ def cmd_predict(args) -> int:
 
 # ---------------------------------------------------------------- report / compare
 def cmd_report(args) -> int:
-    from .report import load_results, render_report
+    from .report import report_command
 
-    path = render_report(load_results(args.results), Path(args.out))
+    path = report_command(args.results, args.out)
     print(f"report written: {path}")
     return 0
 

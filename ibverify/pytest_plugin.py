@@ -134,13 +134,11 @@ def pytest_sessionfinish(session, exitstatus):
         return
     from datetime import datetime, timezone
 
-    from .report import render_report, write_results
+    from .report import publish
     from .verify import SCHEMA, summarize, versions
 
     rows = sorted(_rows, key=lambda r: f"{r['id']}.toml")  # registry order: claims/<id>.toml sorted
     results = {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "tier": _tier(session.config), "seed": 0, "versions": versions(),
                "summary": summarize(rows), "claims": rows}
-    Path(out).mkdir(parents=True, exist_ok=True)
-    write_results(results, Path(out) / "results.json")
-    render_report(results, Path(out))
+    publish(results, Path(out), replace=True)

@@ -28,8 +28,8 @@ def versions() -> dict[str, str]:
     return out
 
 
-def reproduce_command(claim: Claim, tier: str) -> str:
-    return f"ibverify verify {claim.id} --tier {tier}"
+def reproduce_command(claim: Claim, tier: str, seed: int = 0) -> str:
+    return f"ibverify verify {claim.id} --tier {tier}" + (f" --seed {seed}" if seed else "")
 
 
 def run_claim(claim: Claim, tier: str, seed: int = 0,
@@ -120,7 +120,7 @@ def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, ru
         "tier": tier, "params": claim.params_for(tier), "tolerances": claim.tolerances,
         "check": claim.check, "check_hash": chash,
         "runtime_s": round(runtime_s, 3), "seed": seed,
-        "reproduce": reproduce_command(claim, tier),
+        "reproduce": reproduce_command(claim, tier, seed),
         "outcome": outcome.to_json() if outcome else None,
         "error": error,
     }

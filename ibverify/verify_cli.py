@@ -61,7 +61,7 @@ def cmd_verify(args) -> int:
         bar.close()
     s = results["summary"]
     out = Path(args.report)
-    index = _write_outputs(results, out, args.json)
+    index = _write_outputs(results, out, args.json, replace=not args.ids)
     if not quiet:
         print(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
               f"({s['errors']} errors) in {bar.elapsed():.0f}s; report: {index}")
@@ -196,10 +196,11 @@ def _write_outputs(results: dict, out: Path, json_path: str | None, replace: boo
 def add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="run claims and write the report")
     v.add_argument("ids", nargs="*", help="claim ids (or prefixes ending in '.', e.g. baek.)")
-    v.add_argument("--tier", choices=("smoke", "fast", "full"), default="fast")
+    v.add_argument("--tier", choices=("smoke", "fast", "full"), default="fast",
+                   help="smoke: seconds; fast (default): minutes; full: long horizons, resume cache on")
     v.add_argument("--report", default="reports", help="report folder (default reports/)")
     v.add_argument("--json", default=None, metavar="PATH", help="also write results JSON here ('-' for stdout)")
-    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--seed", type=int, default=0, help="seed of every generated example (default 0)")
     v.add_argument("--profile", choices=("ci", "dev"), default=None,
                    help="hypothesis profile (default $HYPOTHESIS_PROFILE or ci: deterministic)")
     g = v.add_mutually_exclusive_group()
@@ -214,6 +215,6 @@ def add_verify_parser(sub) -> None:
                    help="use the resume cache ($IBVERIFY_CACHE or .ibverify-cache/; always on for --tier full)")
     c.add_argument("--cache", default=None, metavar="DIR", help="use the resume cache in DIR")
     c.add_argument("--no-cache", action="store_true", help="no resume cache, not even for --tier full")
-    v.add_argument("--quiet", "-q", action="store_true")
-    v.add_argument("--verbose", "-v", action="store_true")
+    v.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no verdict lines")
+    v.add_argument("--verbose", "-v", action="store_true", help="every progress message on stderr")
     v.set_defaults(func=cmd_verify)

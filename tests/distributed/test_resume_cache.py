@@ -37,7 +37,7 @@ def comparable(row: dict) -> str:
 
 
 PROPERTY_CLAIMS = [  # (claim, small full-tier params): one per run_property check
-    ("baek.gr-inc-adam-l2", {"examples": 3, "epochs": 3000, "n": [3, 4], "d": [3, 6]}),
+    ("baek.gr-inc-adam-l2", {"examples": 3, "epochs": 100000, "n": [3, 4], "d": [3, 6]}),
     ("baek.gr-v-isotropic", {"examples": 4, "steps": 50}),
     ("baek.gr-fixed-point-l2", {"examples": 4, "symbolic_sizes": [[3, 3]]}),
 ]
