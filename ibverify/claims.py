@@ -179,8 +179,8 @@ def select(claims: list[Claim], ids: list[str] | None, tier: str) -> list[Claim]
         unknown = [i for i in ids if not any(c.id == i or (i.endswith(".") and c.id.startswith(i)) for c in claims)]
         if unknown:
             raise IbverifyError(f"unknown claim id(s): {', '.join(unknown)} (see `ibverify claims`)")
-        missing = [c.id for c in chosen if tier not in c.tiers]
+        missing = [c.id for c in chosen if tier not in c.tiers and c.id in ids]  # named exactly
         if missing:
             raise IbverifyError(f"claim(s) {', '.join(missing)} have no '{tier}' tier")
-        return chosen
+        return [c for c in chosen if tier in c.tiers]  # a prefix selects the claims that have the tier
     return [c for c in claims if tier in c.tiers]

@@ -41,3 +41,16 @@ def test_claim_record(cid):
         assert isinstance(t, dict) and t.get("why"), f"tolerance {name} needs a one-line reason"
     if "adam" in (c.params.get("optimizer") or "") or "adam" in c.id and c.params.get("optimizer"):
         assert {"eps", "bias_correction"} <= set(c.convention), "Adam claims pin ε and bias correction"
+
+
+def test_select_by_prefix_keeps_only_claims_of_the_tier_and_exact_ids_must_have_it():
+    from ibverify import IbverifyError
+    from ibverify.claims import select
+
+    full_only = [c for c in CLAIMS.values() if "fast" not in c.tiers and c.id.startswith("gronich.")]
+    assert full_only, "the registry has gronich claims that run at the full tier only"
+    chosen = select(list(CLAIMS.values()), ["gronich."], "fast")
+    assert chosen and all(c.id.startswith("gronich.") and "fast" in c.tiers for c in chosen)
+    assert len(chosen) == sum(c.id.startswith("gronich.") and "fast" in c.tiers for c in CLAIMS.values())
+    with pytest.raises(IbverifyError, match="no 'fast' tier"):
+        select(list(CLAIMS.values()), [full_only[0].id], "fast")

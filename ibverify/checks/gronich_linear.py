@@ -15,7 +15,6 @@ optimum of a wrong geometry (`judge`).
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -102,7 +101,6 @@ def judged_geometry(name: str, opt):
 
 def linear_certified(ctx: CheckContext) -> Outcome:
     """Margin gap to the certified optimum ≤ gap_max and falling, on every generated degree-1 example."""
-    t0 = time.time()
     p = ctx.params
     kind, gap_max, cert_tol = p["kind"], ctx.tol("gap_max"), ctx.tol("certificate")
     min_drop = ctx.tol("min_drop")
@@ -146,7 +144,6 @@ def linear_certified(ctx: CheckContext) -> Outcome:
                            f"{cert_tol:g} (kkt.certify); " + " | ".join(lines)
                            + (f" | not discriminating (the {p.get('rival')} optimum is within "
                               f"{ctx.tol('discriminates'):g} of the judged one), skipped: {len(skipped)}"
-                              if skipped else "")
-                           + f" [{time.time() - t0:.1f}s]",
+                              if skipped else ""),
                    counterexample=None if res.failing is None else
                    {"example": res.failing.inputs, "reason": res.failing.reason})

@@ -13,7 +13,6 @@ them from the per-process run cache), and must be refuted.
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from hypothesis import reject
 
@@ -69,7 +68,6 @@ def network_kkt(ctx: CheckContext) -> Outcome:
 
 
 def _one(ctx: CheckContext) -> Outcome:
-    t0 = time.time()
     p = ctx.params
     opt_name = p["optimizer"]
     own = p.get("judge") or optim.OWN_GEOMETRY[opt_name]
@@ -117,7 +115,7 @@ def _one(ctx: CheckContext) -> Outcome:
                "≤ 5% at the bound tier); "
                + " | ".join(lines)
                + (f" | discarded (no positive margin at the horizon, outside (T2)): {', '.join(rejected)}"
-                  if rejected else "") + f" [{time.time() - t0:.1f}s]")
+                  if rejected else ""))
     figs["discarded"] = len(rejected)
     return Outcome(holds=res.holds, figure=fig, figures=figs, series=series, examples=len(ex), details=details,
                    counterexample=None if res.failing is None else
