@@ -86,7 +86,7 @@ class MPMath:
     def safe_div(self, a, b):
         a, b = np.broadcast_arrays(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
         zero = self.ctx.mpf(0)
-        return np.array([x / y if y != 0 else zero for x, y in zip(a.ravel(), b.ravel())],
+        return np.array([x / y if y != 0 else zero for x, y in zip(a.ravel(), b.ravel(), strict=True)],
                         dtype=object).reshape(a.shape)
 
     def norm2(self, u):

@@ -36,7 +36,7 @@ def chain(*ts: Transform) -> Transform:
 
     def update(u, grad, state, t):
         new = []
-        for tr, s in zip(ts, state):
+        for tr, s in zip(ts, state, strict=True):
             u, s = tr.update(u, grad, s, t)
             new.append(s)
         return u, tuple(new)

@@ -72,12 +72,12 @@ def test_signum_gd_ngd_proxy_hand_values(engine):
     w_sig, m = [0.0, 0.0], [0.0, 0.0]
     w_gd, w_ngd, w_px = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
     for t in range(steps):
-        g = [sum(x) / 2 for x in zip(*[grad(i, w_sig) for i in (0, 1)])]
+        g = [sum(x) / 2 for x in zip(*[grad(i, w_sig) for i in (0, 1)], strict=True)]
         m = [0.8 * m[k] + 0.2 * g[k] for k in range(2)]
         w_sig = [w_sig[k] - eta(t) * math.copysign(1.0, m[k]) for k in range(2)]
-        g = [sum(x) / 2 for x in zip(*[grad(i, w_gd) for i in (0, 1)])]
+        g = [sum(x) / 2 for x in zip(*[grad(i, w_gd) for i in (0, 1)], strict=True)]
         w_gd = [w_gd[k] - eta(t) * g[k] for k in range(2)]
-        g = [sum(x) / 2 for x in zip(*[grad(i, w_ngd) for i in (0, 1)])]
+        g = [sum(x) / 2 for x in zip(*[grad(i, w_ngd) for i in (0, 1)], strict=True)]
         n = math.hypot(*g)
         w_ngd = [w_ngd[k] - eta(t) * g[k] / n for k in range(2)]
         gs = [grad(i, w_px) for i in (0, 1)]
