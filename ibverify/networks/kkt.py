@@ -140,6 +140,18 @@ class MaxMargin:
     status: str
 
 
+def _hard_margin_problem(geometry, model, X: np.ndarray, y: np.ndarray):
+    """(P) min ‖θ‖ s.t. y_i f(x_i; θ) ≥ 1 for a linear model, solved: (variables, Jacobian, constraints, problem,
+    status)."""
+    Vs = {k: cp.Variable(s) for k, s in model.blocks.items()}
+    J = model.jac({k: np.zeros(s) for k, s in model.blocks.items()}, X)
+    n = X.shape[0]
+    out = sum(J[k].reshape(n, -1) @ cp.vec(Vs[k], order="C") for k in Vs)
+    con = [cp.multiply(y, out) >= 1]
+    prob = cp.Problem(cp.Minimize(geometry.cvx_norm(Vs)), con)
+    return Vs, J, con, prob, _solve(prob)
+
+
 def max_margin_linear(geometry, model, X: np.ndarray, y: np.ndarray, tau: float = 1e-6) -> MaxMargin:
     """Exact max margin of a linear model (L = 1) in `geometry`: min ‖θ‖ s.t. y_i f(x_i; θ) ≥ 1.
 
@@ -148,13 +160,8 @@ def max_margin_linear(geometry, model, X: np.ndarray, y: np.ndarray, tau: float 
     """
     if model.L != 1:
         raise IbverifyError("max_margin_linear needs a linear model (L = 1)")
-    Vs = {k: cp.Variable(s) for k, s in model.blocks.items()}
-    J = model.jac({k: np.zeros(s) for k, s in model.blocks.items()}, X)
+    Vs, J, con, prob, status = _hard_margin_problem(geometry, model, X, y)
     n = X.shape[0]
-    out = sum(J[k].reshape(n, -1) @ cp.vec(Vs[k], order="C") for k in Vs)
-    con = [cp.multiply(y, out) >= 1]
-    prob = cp.Problem(cp.Minimize(geometry.cvx_norm(Vs)), con)
-    status = _solve(prob)
     if prob.value is None:
         raise IbverifyError(f"max-margin solve failed ({status}); is the data separable?")
     theta = {k: np.asarray(v.value, float).reshape(model.blocks[k]) for k, v in Vs.items()}
@@ -222,13 +229,7 @@ def certified_max_margin(geometry, model, X: np.ndarray, y: np.ndarray,
     Raises IbverifyError when the certificate does not hold (never returns an uncertified optimum)."""
     if model.L != 1:
         raise IbverifyError("certified_max_margin needs a linear model (L = 1)")
-    Vs = {k: cp.Variable(s) for k, s in model.blocks.items()}
-    J = model.jac({k: np.zeros(s) for k, s in model.blocks.items()}, X)
-    n = X.shape[0]
-    out = sum(J[k].reshape(n, -1) @ cp.vec(Vs[k], order="C") for k in Vs)
-    con = [cp.multiply(y, out) >= 1]
-    prob = cp.Problem(cp.Minimize(geometry.cvx_norm(Vs)), con)
-    status = _solve(prob)
+    Vs, _, con, prob, status = _hard_margin_problem(geometry, model, X, y)
     if prob.value is None or con[0].dual_value is None:
         raise IbverifyError(f"max-margin solve failed ({status}); is the data separable?")
     theta = {k: np.asarray(v.value, float).reshape(model.blocks[k]) for k, v in Vs.items()}
