@@ -77,6 +77,22 @@ def direction_gap(traj, lag: float = 100.0) -> tuple[list[int], list[float]]:
     return ts, [1 - cosine(traj.thetas[at(traj, t / lag)], traj.thetas[at(traj, t)]) for t in ts]
 
 
+def separated_run(fctx: CheckContext, ex: dict):
+    """The example's run (gronich_nets.run_example); an example without a positive margin at the horizon is
+    outside (T2) and rejected (hypothesis draws another)."""
+    from hypothesis import reject
+
+    r, model, data, opt = run_example(fctx, ex)
+    if not r.q_min or r.q_min[-1] <= 0:
+        reject()
+    return r, model, data, opt
+
+
+def last_decade(steps) -> list[int]:
+    """Indices of the checkpoints in the last decade of steps, [T/10, T]."""
+    return [i for i, t in enumerate(steps) if t >= steps[-1] / 10 * (1 - 1e-12)]
+
+
 def directional_convergence(ctx: CheckContext) -> Outcome:
     """δ(T) ≤ dir_max and falling, and the soft margin → hard margin, on every family's generated runs."""
     dmax, min_drop = ctx.tol("dir_max"), ctx.tol("min_drop")
@@ -94,11 +110,7 @@ def directional_convergence(ctx: CheckContext) -> Outcome:
         fctx = dataclasses.replace(fctx, seed=ctx.seed)
 
         def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
-            from hypothesis import reject
-
-            r, model, data, opt = run_example(fctx, ex)
-            if not r.q_min or r.q_min[-1] <= 0:
-                reject()
+            r, model, data, opt = separated_run(fctx, ex)
             ts, d = direction_gap(r)
             G = opt.geometry
             soft = [abs(-r.log_loss[i] - r.q_min[i]) / G.norm(r.thetas[i]) ** model.L for i in range(len(r.steps))]
@@ -133,17 +145,12 @@ def approx_steepest(ctx: CheckContext) -> Outcome:
         fctx = dataclasses.replace(family(ctx, fam), seed=ctx.seed)
 
         def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
-            from hypothesis import reject
-
-            r, model, data, opt = run_example(fctx, ex)
-            if not r.q_min or r.q_min[-1] <= 0:
-                reject()
+            r, model, data, opt = separated_run(fctx, ex)
             name = ctx.params.get("norm") or optim.OWN_GEOMETRY[opt.name]
             G = S.geometry(name, getattr(opt.geometry, "c", 1.0))
             theta0 = r_theta0(fctx, ex, model)
             nus = np.cumsum([opt.nu(t) for t in range(1, r.steps[-1] + 1)])
-            T = r.steps[-1]
-            late = [i for i, t in enumerate(r.steps) if t >= T / 10 * (1 - 1e-12)]
+            late = last_decade(r.steps)
             R = [G.norm({k: r.thetas[i][k] - theta0[k] for k in theta0}) / nus[r.steps[i] - 2] for i in late]
             dev = [abs(1 - r.align[i]) for i in late]
             ts = [r.steps[i] for i in late]
@@ -187,13 +194,8 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
         fctx = dataclasses.replace(family(ctx, fam), seed=ctx.seed)
 
         def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
-            from hypothesis import reject
-
-            r, model, data, opt = run_example(fctx, ex)
-            if not r.q_min or r.q_min[-1] <= 0:
-                reject()
-            T = r.steps[-1]
-            late = [i for i, t in enumerate(r.steps) if t >= T / 10 * (1 - 1e-12)]
+            r, model, data, opt = separated_run(fctx, ex)
+            late = last_decade(r.steps)
             vals = r.adam_dev if math.isfinite(r.adam_dev[-1]) else r.track
             ts, ys = [r.steps[i] for i in late], [vals[i] for i in late]
             k = len(lines)
