@@ -19,6 +19,7 @@ from ..data import gr
 from ..data.strategies import discrimination
 from ..engine import run
 from ..evidence import Outcome, Series, plain
+from ..losses import log_loss_terms, logsumexp
 from ..optim import OptimizerSpec
 from ..oracles import max_margin
 from .per_sample import beta_sweep
@@ -231,7 +232,8 @@ def proxy_quantities(Z: np.ndarray, ws: np.ndarray) -> dict[str, np.ndarray]:
     """Along AdamProxy iterates, in the log domain (σ_i = e^{ls_i}, ls = −logaddexp(0, z·w), shifted by its
     max M): L = (1/N) Σ logaddexp(0, −z_i·w); ∇L = −(1/N) Σ σ_i z_i; P = diag(sqrt(Σ_i (σ_i z_i)²));
         log ‖∇L‖_{P⁻¹} = M/2 + ½ log(g̃ᵀ P̃⁻¹ g̃) − log N   (g̃, P̃ with σ̃ = e^{ls − M}).
-    Returns L, ‖∇L‖_{P⁻¹}, their ratio, ‖∇L‖²_{P⁻¹}/L and ‖w‖ (exp of logs; tiny values underflow to 0)."""
+    log L = logsumexp(log ℓ(z_i·w)) − log N, finite past the underflow of L itself.
+    Returns L, ‖∇L‖_{P⁻¹}, their ratio, ‖∇L‖²_{P⁻¹}/L and ‖w‖ (the ratios from logs, exact where L underflows)."""
     n = Z.shape[0]
     logL, logG = [], []
     for w in ws:
@@ -243,7 +245,7 @@ def proxy_quantities(Z: np.ndarray, ws: np.ndarray) -> dict[str, np.ndarray]:
         P = np.sqrt((s[:, None] ** 2 * Z ** 2).sum(axis=0))
         ok = P > 0
         logG.append(M / 2 + 0.5 * np.log(g[ok] @ (g[ok] / P[ok])) - np.log(n))
-        logL.append(np.log(np.mean(np.logaddexp(0.0, -m))))
+        logL.append(logsumexp(log_loss_terms(m, "logistic")) - np.log(n))
     lL, lG = np.array(logL), np.array(logG)
     return {"L": np.exp(lL), "grad_norm": np.exp(lG), "ratio": np.exp(lG - lL), "sq_ratio": np.exp(2 * lG - lL),
             "norm": np.linalg.norm(ws, axis=1)}
@@ -336,7 +338,7 @@ def realized_weights(Z: np.ndarray, w0: np.ndarray, w1: np.ndarray, eta: float,
     la = np.log(np.abs(Z[:, 0]))
     rel = ls + la - (ls + la).max()
     keep = rel >= np.log(significance)
-    return (c / eta * np.exp((ls + la).max() - ls))[keep]
+    return c[keep] / eta * np.exp((ls + la).max() - ls[keep])
 
 
 def cor32_weights(ctx: CheckContext) -> Outcome:
