@@ -16,11 +16,18 @@ its exact bytes: arrays by content, floats by their exact value) all match, so a
 never reuse a stale example, and only evaluations whose sole effect was their value are stored
 (`state_fingerprint`). Every file is written atomically (temporary file + rename): a kill leaves
 either the old state or the new one. Rows with verdict `error` are never stored (an error is re-run).
+
+Shared values (`shared_value`): a deterministic computation that several claims need (a network training
+run that a claim and its controls judge) is stored once under $IBVERIFY_RUNS (set by `verify` for its Dask
+workers: <cache root>/runs, or a temporary folder), keyed by the computation's key and the code hash, so
+worker processes compute it once. A lock file per key makes a second process wait for the first one's
+result instead of computing it again. Without $IBVERIFY_RUNS the value is simply computed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import functools
 import hashlib
 import json
@@ -240,3 +247,30 @@ def for_claim(root: Path | str | None, claim, tier: str, seed: int, params: dict
     except IbverifyError:
         return None
     return RunCache(run_dir(root, claim.id, tier, seed, chash, params))
+
+
+RUNS_ENV = "IBVERIFY_RUNS"
+
+
+def shared_value(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """compute(), stored once per (kind, key, code hash) under $IBVERIFY_RUNS and shared by every process
+    that asks for it (see the module docstring). `key` must determine the value exactly (its repr is hashed)."""
+    root = os.environ.get(RUNS_ENV)
+    if not root:
+        return compute()
+    digest = hashlib.sha256(f"{kind}\0{key!r}\0{code_hash()}".encode()).hexdigest()[:24]
+    path = Path(root) / kind / f"{digest}.pkl"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_suffix(".lock"), "a")
+    except OSError:  # an unwritable store: compute here
+        return compute()
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+        try:
+            return pickle.loads(path.read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass
+        value = compute()
+        write_atomic(path, pickle.dumps(value, protocol=5))
+        return value

@@ -14,6 +14,8 @@ so a claim's verdict and figures do not depend on which worker ran it. Examples 
 calling `run_property` first records the examples hypothesis will draw, evaluates them as tasks
 (`example_task`, via `worker_client`), then runs the property on the precomputed values
 (ibverify.checks.prop._prefetch); the property, its order and its counterexample stay sequential.
+Training runs that a claim and its controls share are computed once across workers (`shared_runs`,
+ibverify.cache.shared_value).
 Progress (one event per example, throttled messages) reaches the client through Dask's event log (topic `TOPIC`).
 Dask is imported here only, when a cluster is used: `ibverify --help` stays fast.
 """
@@ -57,7 +59,8 @@ class _Events:
         self._send({"example": 1})
 
 
-def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, examples_as_tasks: bool = True) -> dict:
+def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, examples_as_tasks: bool = True,
+               runs: str | None = None) -> dict:
     """Run one claim in a Dask worker; progress goes to the client as events on TOPIC. With
     examples_as_tasks, a hypothesis-property check evaluates its examples as further tasks."""
     import warnings
@@ -72,6 +75,10 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
     warnings.filterwarnings("ignore", "Do not use the `random` module inside strategies", HypothesisDeprecationWarning)
     if cache is not None:  # in-run checkpoints of resumable checks (per_sample.resumable) go there too
         os.environ["IBVERIFY_CACHE"] = cache
+    if runs is not None:  # a worker of an existing cluster did not inherit it (cache.shared_value)
+        from .cache import RUNS_ENV
+
+        os.environ.setdefault(RUNS_ENV, runs)
     events = _Events(claim.id)
     events._send({"started": 1})
     return run_claim(claim, tier, seed, events, cache, events.example,
@@ -145,6 +152,29 @@ def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], 
 
 
 @contextmanager
+def shared_runs(cache: str | None):
+    """$IBVERIFY_RUNS for the cluster's workers (cache.shared_value): <cache>/runs, kept for a resumed run, or
+    a temporary folder removed at the end. Set before the LocalCluster starts, so its workers inherit it."""
+    import shutil
+    import tempfile
+
+    from .cache import RUNS_ENV
+
+    old = os.environ.get(RUNS_ENV)
+    folder = os.path.join(cache, "runs") if cache else tempfile.mkdtemp(prefix="ibverify-runs-")
+    os.environ[RUNS_ENV] = folder
+    try:
+        yield folder
+    finally:
+        if old is None:
+            os.environ.pop(RUNS_ENV, None)
+        else:
+            os.environ[RUNS_ENV] = old
+        if not cache:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
 def client_for(workers: int, scheduler: str | None):
     """A Dask Client: connected to `scheduler`, or to a new LocalCluster of `workers` processes."""
     import logging
@@ -191,7 +221,7 @@ def run_on_dask(claims: list, indices: list[int], tier: str, seed: int, *, worke
 
     from .verify import claim_row
 
-    with client_for(workers, scheduler) as client:
+    with shared_runs(cache) as runs, client_for(workers, scheduler) as client:
         on_cluster(describe(client))
 
         by_id = {c.id: c for c in claims}
@@ -209,8 +239,9 @@ def run_on_dask(claims: list, indices: list[int], tier: str, seed: int, *, worke
         token = uuid.uuid4().hex[:8]
         futures = {}
         for k, c in enumerate(claims):
-            f = client.submit(claim_task, c, tier, seed, cache, profile, key=f"ibverify-{c.id}-{tier}-s{seed}-{token}",
-                              retries=RETRIES, pure=False, priority=int((runtimes or {}).get(c.id, 0.0) * 1000))
+            f = client.submit(claim_task, c, tier, seed, cache, profile, True, runs,
+                              key=f"ibverify-{c.id}-{tier}-s{seed}-{token}", retries=RETRIES, pure=False,
+                              priority=int((runtimes or {}).get(c.id, 0.0) * 1000))
             futures[f] = k
         try:
             for f in as_completed(futures):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import shared_value
 from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
 from ..networks import datasets, kkt, models, optim, train
@@ -84,7 +85,8 @@ def _key(cfg: dict, seed: int) -> tuple:
 
 
 def get_run(cfg: dict, seed: int, warn: bool = True):
-    """(run, model, data, optimizer) for a configuration and seed; cached per process."""
+    """(run, model, data, optimizer) for a configuration and seed; cached per process, and shared between
+    processes through cache.shared_value (a claim and its controls on two Dask workers train once)."""
     key = _key(cfg, seed)
     if key in _RUNS:
         return _RUNS[key]
@@ -98,7 +100,8 @@ def get_run(cfg: dict, seed: int, warn: bool = True):
     opt = _optimizer(cfg, model, theta0, warn=warn)
     steps = int(cfg["steps"])
     cps = train.log_checkpoints(steps, int(cfg.get("checkpoints", 10)), int(cfg.get("start", max(10, steps // 20))))
-    r = train.run(model, data.X, data.y, opt, steps, theta0, loss=cfg.get("loss", "logistic"), checkpoints=cps)
+    r = shared_value("network-run", key, lambda: train.run(model, data.X, data.y, opt, steps, theta0,
+                                                           loss=cfg.get("loss", "logistic"), checkpoints=cps))
     _RUNS[key] = (r, model, data, opt)
     return _RUNS[key]
 

@@ -1,0 +1,82 @@
+"""cache.shared_value: a value two processes need is computed once, keyed exactly, and only with a store."""
+
+import multiprocessing as mp
+import os
+
+import numpy as np
+
+from ibverify import cache
+from ibverify.distributed import shared_runs
+
+
+def _count_and_value(folder, counter, key, out):
+    os.environ[cache.RUNS_ENV] = folder
+
+    def compute():
+        with open(counter, "a") as f:
+            f.write("x")
+        return np.arange(3.0) * key
+
+    out.put(cache.shared_value("t", key, compute).tolist())
+
+
+def test_two_processes_compute_a_shared_value_once(tmp_path):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    counter = tmp_path / "count"
+    ps = [ctx.Process(target=_count_and_value, args=(str(tmp_path / "runs"), str(counter), 2.0, q)) for _ in range(2)]
+    for p in ps:
+        p.start()
+    values = [q.get(timeout=120) for _ in ps]
+    for p in ps:
+        p.join(timeout=120)
+    assert values == [[0.0, 2.0, 4.0]] * 2
+    assert counter.read_text() == "x"  # the second process waited for the first one's value
+
+
+def test_shared_value_is_keyed_and_off_without_a_store(tmp_path, monkeypatch):
+    calls = []
+
+    def compute(v):
+        return lambda: calls.append(v) or v
+
+    monkeypatch.delenv(cache.RUNS_ENV, raising=False)
+    assert cache.shared_value("t", 1, compute(1)) == 1 and cache.shared_value("t", 1, compute(1)) == 1
+    assert calls == [1, 1]  # no store: computed each time
+    monkeypatch.setenv(cache.RUNS_ENV, str(tmp_path))
+    calls.clear()
+    assert [cache.shared_value("t", k, compute(k)) for k in (1, 2, 1, 2)] == [1, 2, 1, 2]
+    assert calls == [1, 2]
+    assert cache.shared_value("u", 1, compute(7)) == 7  # another kind is another value
+    monkeypatch.setattr(cache, "code_hash", lambda: "other code")
+    assert cache.shared_value("t", 1, compute(9)) == 9  # other code: recomputed
+
+
+def test_shared_runs_sets_the_store_and_removes_a_temporary_one(tmp_path, monkeypatch):
+    monkeypatch.delenv(cache.RUNS_ENV, raising=False)
+    with shared_runs(None) as folder:
+        assert os.environ[cache.RUNS_ENV] == folder
+        cache.shared_value("t", 1, lambda: 1)
+        assert os.path.isdir(folder)
+    assert not os.path.exists(folder) and cache.RUNS_ENV not in os.environ
+    with shared_runs(str(tmp_path)) as folder:
+        cache.shared_value("t", 1, lambda: 1)
+    assert folder == str(tmp_path / "runs") and any((tmp_path / "runs" / "t").glob("*.pkl"))
+
+
+def test_network_runs_go_through_the_store(tmp_path, monkeypatch):
+    """get_run trains once per (configuration, seed) across processes: a second process (simulated by
+    clearing the per-process dict) reads the stored run, equal to the trained one."""
+    from ibverify.checks import gronich
+
+    monkeypatch.setenv(cache.RUNS_ENV, str(tmp_path))
+    cfg = {"model": "two-layer", "n": 8, "d": 3, "width": 4, "optimizer": "signum", "steps": 200, "p": 0.8}
+    r1 = gronich.get_run(cfg, 3, warn=False)[0]
+    monkeypatch.setattr(gronich, "_RUNS", {})
+    trained = []
+    monkeypatch.setattr(gronich.train, "run", lambda *a, **k: trained.append(1))
+    r2 = gronich.get_run(cfg, 3, warn=False)[0]
+    assert trained == [] and r2.steps == r1.steps
+    assert all(np.array_equal(a[k], b[k]) for a, b in zip(r1.thetas, r2.thetas, strict=True) for k in a)
+    gronich.get_run(cfg, 4, warn=False)  # a different seed is not in the store: it trains (here: the stub)
+    assert trained == [1]
