@@ -80,13 +80,16 @@ def _workers(args) -> int:
 
 def _earlier_runtimes(args) -> dict[str, float]:
     """Claim runtimes of an earlier run of this tier: the report folder's results.json, else
-    ci/baseline-<tier>.json; {} when neither exists or is readable (only the start order depends on it)."""
+    ci/baseline-<tier>.json, else the fast tier's baseline (a proxy: the full tier's long claims are the fast
+    tier's long claims); {} when none exists or is readable (only the start order depends on it)."""
     import json
 
-    for path in (Path(args.report) / "results.json", Path("ci") / f"baseline-{args.tier}.json"):
+    tries = [(Path(args.report) / "results.json", args.tier), (Path("ci") / f"baseline-{args.tier}.json", args.tier),
+             (Path("ci") / "baseline-fast.json", "fast")]
+    for path, tier in tries:
         try:
             data = json.loads(path.read_text())
-            if data.get("tier") == args.tier:
+            if data.get("tier") == tier:
                 return {r["id"]: float(r.get("runtime_s") or 0.0) for r in data.get("claims", [])}
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             continue

@@ -63,3 +63,10 @@ def test_earlier_runtimes_come_from_the_last_report_of_the_same_tier(tmp_path, m
     (rep / "results.json").write_text(json.dumps({"tier": "smoke", "claims": [{"id": "a", "runtime_s": 2.5}]}))
     assert verify_cli._earlier_runtimes(parse("--tier", "smoke", "--report", str(rep))) == {"a": 2.5}
     assert verify_cli._earlier_runtimes(parse("--tier", "fast", "--report", str(rep))) == {}
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "baseline-fast.json").write_text(json.dumps({"tier": "fast", "claims": [{"id": "b",
+                                                                                             "runtime_s": 7.0}]}))
+    assert verify_cli._earlier_runtimes(parse("--tier", "full", "--report", str(rep))) == {"b": 7.0}  # proxy
+    (tmp_path / "ci" / "baseline-full.json").write_text(json.dumps({"tier": "full", "claims": [{"id": "c",
+                                                                                             "runtime_s": 9.0}]}))
+    assert verify_cli._earlier_runtimes(parse("--tier", "full", "--report", str(rep))) == {"c": 9.0}
