@@ -8,6 +8,14 @@ A family with `data = "spread"` runs on the explicit rows `spread_Z` instead (is
 whose sample margins drift more than 745 apart, so a frame shared across the batch would flush the
 far sample's coordinates to 0 while the exact memoryless update (β2 = 0, Signum β = 0, AdamProxy)
 still takes full steps there.
+Conditioning: a float64 engine stores its iterate in float64 after every step, so it cannot be closer to
+the exact orbit than the exact algorithm whose iterate is rounded to float64 after every step
+(`stored_state_run`, mpmath otherwise). Their distance, `sensitivity`, is ≈ 1e-16 on stable orbits; where an
+orbit is unstable (det-Adam with β2 = 0.5 switching between two support vectors at the full tier:
+perturbations grow ×1.3 per step from step ≈ 1600) it reaches 1e-4, and no float64 engine can agree to
+1e-12. The rule (rules.within_conditioning): at every checkpoint the engine is within
+max(rtol, `conditioning_factor` × sensitivity) of the exact run, so stable checkpoints are still held to rtol.
+The stored-state run is made only for a family that misses rtol somewhere.
 The control runs the same comparison with the log-frame switched off (naive float64).
 """
 
@@ -18,8 +26,11 @@ import numpy as np
 from ..claims import CheckContext
 from ..data import gr
 from ..engine import run
+from ..engine.run import check_data, iterate_chain
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
+from ..optim.backend import MPMath
+from .rules import within_conditioning
 
 
 def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
@@ -28,7 +39,8 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
     data = {"gr": gr(p["n"], p["d"], np.random.default_rng(p["data_seed"])).Z * p["scale"]}
     if "spread_Z" in p:
         data["spread"] = np.array(p["spread_Z"], dtype=float)
-    rows, series, worst = [], [], 0.0
+    factor = ctx.tol("conditioning_factor")
+    rows, series, worst, worst_excess, holds = [], [], 0.0, 0.0, True
     for fam in p["families"]:
         kw = {k: v for k, v in fam.items() if k not in ("name", "data")}
         Z = data[fam.get("data", "gr")]
@@ -38,24 +50,57 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
         exact = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], engine="mpmath", dps=p["dps"])
         scale = np.maximum(np.abs(exact.ws).max(axis=1), 1e-300)
         err = np.abs(fast.ws - exact.ws).max(axis=1) / scale
+        sens = np.zeros_like(err)
+        if not np.all(err <= rtol):
+            sens = np.abs(stored_state_run(Z, spec, exact.checkpoints, p["dps"]) - exact.ws).max(axis=1) / scale
+        ok = within_conditioning(err, sens, rtol, factor)
+        excess = float(np.max(err / np.maximum(rtol, factor * sens)))
         margins = Z @ exact.w
         margin = float(np.min(margins))
         label = fam["name"] + "".join(f" {k}={v}" for k, v in kw.items())
         if "data" in fam:
             label += f" on {fam['data']} data"
-        rows.append({"family": label, "max relative difference": float(err.max()), "min margin at horizon": margin,
+        rows.append({"family": label, "max relative difference": float(err.max()),
+                     "max stored-state distance": float(sens.max()), "within conditioning": bool(ok.all()),
+                     "min margin at horizon": margin,
                      "margin spread at horizon": float(np.max(margins) - margin),
                      "frame shifts": fast.diagnostics.get("frame_shifts", 0), "frozen": fast.diagnostics["frozen"]})
         series.append(Series(label, exact.checkpoints.tolist(), np.maximum(err, 1e-18).tolist(),
                              ylabel="max |w − w_mpmath| / max |w_mpmath|", group="difference"))
+        if sens.max() > rtol:
+            series.append(Series(f"{label}: exact run, iterate stored in float64", exact.checkpoints.tolist(),
+                                 np.maximum(sens, 1e-18).tolist(), ylabel="max |w − w_mpmath| / max |w_mpmath|",
+                                 group="difference"))
         worst = max(worst, float(err.max()))
+        worst_excess = max(worst_excess, excess)
+        holds &= bool(ok.all())
     past = min(r["min margin at horizon"] for r in rows if "eps" not in r["family"])
-    holds = worst <= rtol
     mode = "log-frame" if p["log_frame"] else "naive float64"
+    unstable = [r["family"] for r in rows if r["max stored-state distance"] > rtol]
     return Outcome(
         holds=holds,
         figure=f"{mode} vs mpmath: max relative difference {worst:.2g} over {len(rows)} families "
-               f"(need ≤ {rtol:g}); min margin {past:.0f} (float64 e^(−2z) underflows at 372)",
-        figures={"max_rel_diff": worst, "min_margin": past}, series=series, table=rows, examples=len(rows),
-        details="" if holds else f"families above rtol: "
-                                 f"{[r['family'] for r in rows if r['max relative difference'] > rtol]}")
+               f"(need ≤ {rtol:g}, or ≤ {factor:g}× the distance of the exact run with its iterate stored in float64: "
+               f"{len(unstable)} unstable famil{'y' if len(unstable) == 1 else 'ies'}); "
+               f"min margin {past:.0f} (float64 e^(−2z) underflows at 372)",
+        figures={"max_rel_diff": worst, "max_excess": worst_excess, "min_margin": past}, series=series, table=rows,
+        examples=len(rows),
+        details=("unstable families (judged against their conditioning): " + ", ".join(unstable) + "; "
+                 if unstable else "") + ("" if holds else "families outside the bound: "
+                                         f"{[r['family'] for r in rows if not r['within conditioning']]}"))
+
+
+def stored_state_run(Z: np.ndarray, spec: OptimizerSpec, checkpoints: np.ndarray, dps: int) -> np.ndarray:
+    """The exact (mpmath) algorithm with its iterate rounded to float64 after every step, w at `checkpoints`:
+    what storing w in float64 alone costs (module docstring). Moments stay exact."""
+    xp = MPMath(dps)
+    cps = np.asarray(checkpoints, np.int64)
+    out, j = np.empty((len(cps), Z.shape[1])), 0
+    for t, w, _, _ in iterate_chain(check_data(Z), spec.resolved(Z.shape[0]), xp):
+        for k in range(len(w)):
+            w[k] = xp.num(float(w[k]))  # the next step continues from the rounded iterate
+        while j < len(cps) and cps[j] == t:
+            out[j] = xp.to_float(w)
+            j += 1
+        if j == len(cps):
+            return out

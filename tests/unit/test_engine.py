@@ -95,3 +95,28 @@ def test_mpmath_backend_uses_a_local_context():
     before = mpmath.mp.prec
     run(gr(3, 2, np.random.default_rng(0)).Z, OptimizerSpec("inc-adam"), 5, engine="mpmath", dps=60)
     assert mpmath.mp.prec == before
+
+
+def test_stored_state_run_is_the_exact_run_with_a_float64_iterate():
+    """Defining property: equal to the exact run where the orbit is stable (to ≈ ulps), and exactly equal to an
+    exact run restarted from the float64-rounded iterate of the previous step."""
+    from ibverify.checks.numerics import stored_state_run
+
+    Z = gr(4, 5, np.random.default_rng(3)).Z
+    spec = OptimizerSpec("det-adam", lr=0.5, beta1=0.0, beta2=0.0, eps=0.0, bias_correction=False)
+    cps = np.array([1, 2, 5, 30])
+    exact = run(Z, spec, 30, checkpoints=cps, engine="mpmath", dps=40)
+    stored = stored_state_run(Z, spec, cps, 40)
+    assert rel(stored, exact.ws) <= 1e-14
+    # β1 = β2 = 0: the step is the sign of the gradient, so both runs are equal on a float64 grid...
+    # ...and the stored run's iterates are float64 numbers whose next step is exact: step 1 equals the exact one
+    np.testing.assert_array_equal(stored[0], exact.ws[0])
+    # a memory method on the unstable det-Adam orbit of the full tier: the rounding of w alone moves the exact
+    # orbit far beyond 1e-12 (the engine's distance there is judged against this, ibverify.log-frame-exact)
+    Zs = Z * 50.0
+    spec = OptimizerSpec("det-adam", lr=1.0, beta1=0.3, beta2=0.5, eps=0.0, bias_correction=False)
+    cps = np.array([1000, 1700])
+    ex = run(Zs, spec, 1700, checkpoints=cps, engine="mpmath", dps=40).ws
+    st = stored_state_run(Zs, spec, cps, 40)
+    d = np.abs(st - ex).max(axis=1) / np.abs(ex).max(axis=1)
+    assert d[0] < 1e-14 and d[1] > 1e-8

@@ -88,3 +88,19 @@ def test_falling_min_drop_decides_a_slow_decay():
     """A gap that falls 5 % per decade: falling at min_drop 0.01, not at 0.1 (the claims' threshold)."""
     y = 0.02 * X ** np.log10(0.95)
     assert falling(X, y, min_drop=0.01) and not falling(X, y, min_drop=0.1)
+
+
+def test_within_conditioning_each_bound_decides():
+    from ibverify.checks.rules import within_conditioning
+
+    # stable points (sensitivity ≈ 1e-16): rtol decides
+    assert within_conditioning([5e-13, 2e-13], [1e-16, 0.0], 1e-12, 100).all()
+    assert not within_conditioning([5e-12], [1e-16], 1e-12, 100).any()
+    # unstable points: factor × sensitivity decides, in both directions
+    assert within_conditioning([1e-5], [2e-7], 1e-12, 100).all()
+    assert not within_conditioning([1e-5], [2e-8], 1e-12, 100).any()
+    assert not within_conditioning([1e-5], [2e-7], 1e-12, 10).any()
+    # pointwise, NaN never within, a non-finite sensitivity gives no allowance
+    np.testing.assert_array_equal(within_conditioning([1e-13, 1e-6, np.nan], [0, 1e-7, 1.0], 1e-12, 100),
+                                  [True, True, False])
+    assert not within_conditioning([1e-6], [np.nan], 1e-12, 100).any()
