@@ -14,6 +14,7 @@ import pytest
 
 from ibverify.data import gr
 from ibverify.engine.run import INTERRUPT_AT_ENV, KILL_AT_ENV
+from _hang_guard import HANG_GUARD_S
 
 STEPS = 300_000
 
@@ -35,7 +36,7 @@ def train_cmd(datafile, ckpt, *extra, every="1e9"):
 
 
 def run_with(cmd, **env):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD_S,
                           env={**{k: v for k, v in os.environ.items() if k not in (INTERRUPT_AT_ENV, KILL_AT_ENV)},
                                **env})
 

@@ -17,6 +17,7 @@ import pytest
 from ibverify import profiles
 from ibverify.claims import load_registry, select
 from ibverify.verify import verify
+from _hang_guard import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -64,7 +65,7 @@ def test_killed_worker_task_is_retried_and_rows_equal_sequential(claims_dir, tmp
     out = tmp_path / "dask.json"
     r = subprocess.run([sys.executable, "-m", "ibverify", "--claims-dir", str(claims_dir), "verify", "--tier", "smoke",
                         "--workers", "2", "--report", str(tmp_path / "rep"), "--json", str(out)],
-                       capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+                       capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Dask cluster tcp://" in r.stdout and "2 workers" in r.stdout and "dashboard http" in r.stdout
     killed_pid = int(marker.read_text())  # the first attempt ran in a worker and killed it

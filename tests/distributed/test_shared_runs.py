@@ -7,6 +7,7 @@ import numpy as np
 
 from ibverify import cache
 from ibverify.distributed import shared_runs
+from _hang_guard import HANG_GUARD_S
 
 
 def _count_and_value(folder, counter, key, out):
@@ -27,9 +28,9 @@ def test_two_processes_compute_a_shared_value_once(tmp_path):
     ps = [ctx.Process(target=_count_and_value, args=(str(tmp_path / "runs"), str(counter), 2.0, q)) for _ in range(2)]
     for p in ps:
         p.start()
-    values = [q.get(timeout=120) for _ in ps]
+    values = [q.get(timeout=HANG_GUARD_S) for _ in ps]
     for p in ps:
-        p.join(timeout=120)
+        p.join(timeout=HANG_GUARD_S)
     assert values == [[0.0, 2.0, 4.0]] * 2
     assert counter.read_text() == "x"  # the second process waited for the first one's value
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from ibverify import profiles
 from ibverify.claims import load_registry
 from ibverify.verify import run_claim
+from _hang_guard import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 IDS = ["gronich.dual-norms", "gronich.homogeneity"]
@@ -25,7 +26,7 @@ def test_xdist_workers_rows_are_merged_into_one_report(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("IBVERIFY_REPORT", "PYTEST_ADDOPTS", "CI")}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "load",
                         "--ibverify-tier", "smoke", "--ibverify-report", str(out), str(claims)],
-                       capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+                       capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "2 passed" in r.stdout
     rows = json.loads((out / "results.json").read_text())["claims"]

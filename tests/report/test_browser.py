@@ -21,6 +21,7 @@ from ibverify.report import render_report
 from ibverify.report.html import page_names
 
 from .conftest import RESULTS, Dom
+from _hang_guard import HANG_GUARD_S
 
 CHROMIUM = next((p for p in (os.environ.get("IBVERIFY_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium",
                              shutil.which("chromium-browser")) if p and Path(p).exists()), None)
@@ -37,7 +38,7 @@ def dump_dom(url: str) -> tuple[str, list[str]]:
     """The DOM after the page's scripts ran, and the console errors Chromium logged."""
     with tempfile.TemporaryDirectory(prefix="ibverify-chromium-") as profile:
         run = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
-                             capture_output=True, text=True, timeout=120, check=False)
+                             capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
     assert run.returncode == 0 and "</html>" in run.stdout, f"chromium failed on {url}: {run.stderr[-2000:]}"
     errors = [ln for ln in run.stderr.splitlines() if "CONSOLE" in ln and ("Uncaught" in ln or "Error" in ln)]
     return run.stdout, errors

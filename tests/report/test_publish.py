@@ -20,6 +20,7 @@ from ibverify.report.html import page_names
 from ibverify.verify import summarize
 
 from .conftest import claim_of
+from _hang_guard import HANG_GUARD_S
 
 REAL_CLAIM = "baek.control.gaussian-v-isotropic"  # a real claim that runs in well under a second
 
@@ -164,7 +165,7 @@ def test_concurrent_writers_both_end_up_in_the_report(results, tmp_path):
     code = ("import json, sys; from ibverify.report import publish; "
             "publish(json.load(open(sys.argv[1])), sys.argv[2])")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(p), str(out)]) for p in runs]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert [p.wait(timeout=HANG_GUARD_S) for p in procs] == [0, 0, 0]
     merged = load_results(out / "results.json")
     assert sorted(c["id"] for c in merged["claims"]) == sorted(
         ["baek.gr-inc-adam-l2", "zhang.det-adam-linf", "baek.beyond.reshuffling"])
