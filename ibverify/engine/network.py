@@ -4,6 +4,7 @@ Models (flat parameter vector θ, blocks in `model.blocks` order, each block row
   CHAIN      f(x) = W_K ⋯ W_1 x (K ≤ 4): deep-linear; K = 1 with one row is the linear model, and the
              matrix-linear model ⟨W, X⟩ is the K = 1 case on flattened inputs (degree-1 models)
   TWO_LAYER  f(x) = Σ_j a_j σ(w_j·x), σ(z) = max(0, z)^q (σ'(0) := 0 for q = 1)
+  DEEP       f(x) = aᵀ σ(W_{K−1} ⋯ σ(W_1 x)) (q > 1), dims = [d, h_1, ..., h_{K−1}]; K = 2 is TWO_LAYER's model
 Loss in the log frame (exactly as ibverify.networks.loss.evaluate): q_i = y_i f(x_i), l_i = log(−ℓ'(q_i)),
 S = logsumexp(l), p_i = e^{l_i − S}, ∇ℒ = e^S ĝ with ĝ = Σ_i (−p_i y_i) ∇f(x_i).
 Optimizer = groups of blocks (one group, or matrices/vectors for the hybrids), each group a chain
@@ -23,7 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
-CHAIN, TWO_LAYER = 0, 1
+CHAIN, TWO_LAYER, DEEP = 0, 1, 2
 LOGISTIC, EXPONENTIAL = 0, 1
 M_NONE, M_EMA, M_ADAM = 0, 1, 2
 D_NONE, D_L2, D_SIGN, D_POLAR, D_NS5 = 0, 1, 2, 3, 4
@@ -200,6 +201,75 @@ def _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g):
             for s in range(cols):
                 nd[s] += th[off[k - 1] + r * cols + s] * delta[r]
         delta = nd
+    return S, zeros
+
+
+@nb.njit(**_JIT)
+def _relu_q(h, qpow):
+    """(σ(h), σ'(h)) for σ(z) = max(0, z)^q, q > 1."""
+    r = max(h, 0.0)
+    if qpow == 2.0:
+        return r * r, 2.0 * r
+    return r ** qpow, qpow * r ** (qpow - 1.0)
+
+
+@nb.njit(**_JIT)
+def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, qv, lw, c, g):
+    """ĝ of f = aᵀ σ(W_{K−1} ⋯ σ(W_1 x)) into g; returns (S, flushed samples).
+
+    Z[i], E[i] hold z_k = σ(h_k) and σ'(h_k) of every hidden layer (layer k at zoff[k]); the backward pass per
+    sample: δ = c_i a, e_k = δ ∘ σ'(h_k), ĝ_{W_k} += e_k z_{k−1}ᵀ, δ ← W_kᵀ e_k."""
+    n = X.shape[0]
+    K = dims.shape[0]
+    off = np.zeros(K + 1, np.int64)      # W_k at off[k - 1], a at off[K - 1]
+    for k in range(1, K):
+        off[k] = off[k - 1] + dims[k] * dims[k - 1]
+    zoff = np.zeros(K + 1, np.int64)     # z_k (k ≥ 1) at Z[i, zoff[k]:zoff[k] + dims[k]]
+    for k in range(1, K - 1):
+        zoff[k + 1] = zoff[k] + dims[k]
+    ao, last = off[K - 1], dims[K - 1]
+    for i in range(n):
+        for k in range(1, K):
+            rows, cols = dims[k], dims[k - 1]
+            o = off[k - 1]
+            for r in range(rows):
+                acc = 0.0
+                for s in range(cols):
+                    prev = X[i, s] if k == 1 else Z[i, zoff[k - 1] + s]
+                    acc += th[o + r * cols + s] * prev
+                zv, dv = _relu_q(acc, qpow)
+                Z[i, zoff[k] + r] = zv
+                E[i, zoff[k] + r] = dv
+        out = 0.0
+        for j in range(last):
+            out += th[ao + j] * Z[i, zoff[K - 1] + j]
+        qv[i] = y[i] * out
+    S, zeros = _weights(qv, y, loss, lw, c)
+    for k in range(g.shape[0]):
+        g[k] = 0.0
+    for i in range(n):
+        ci = c[i]
+        for j in range(last):
+            g[ao + j] += ci * Z[i, zoff[K - 1] + j]
+            delta[j] = ci * th[ao + j]
+        for k in range(K - 1, 0, -1):
+            rows, cols = dims[k], dims[k - 1]
+            o = off[k - 1]
+            for r in range(rows):
+                delta[r] = delta[r] * E[i, zoff[k] + r]
+            for r in range(rows):
+                er = delta[r]
+                for s in range(cols):
+                    prev = X[i, s] if k == 1 else Z[i, zoff[k - 1] + s]
+                    g[o + r * cols + s] += er * prev
+            if k > 1:
+                for s in range(cols):
+                    acc = 0.0
+                    for r in range(rows):
+                        acc += th[o + r * cols + s] * delta[r]
+                    nd[s] = acc
+                for s in range(cols):
+                    delta[s] = nd[s]
     return S, zeros
 
 
@@ -386,11 +456,22 @@ def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, 
     if model == CHAIN:
         for k in range(1, dims.shape[0] - 1):
             asz += dims[k]
+    elif model == DEEP:
+        for k in range(1, dims.shape[0]):
+            asz += dims[k]
     A = np.empty((n, max(asz, 1)))
+    E = np.empty((n if model == DEEP else 1, max(asz, 1)))
+    hmax = 1
+    for k in range(dims.shape[0]):
+        hmax = max(hmax, dims[k])
+    delta = np.empty(hmax)
+    nd = np.empty(hmax)
     for step in range(nsteps):
         t = t0 + step + 1
         if model == TWO_LAYER:
             S, zeros = _two_layer_grad(X, y, th, dims[1], qpow, loss, H, D, WT, GT, qv, lw, c, g)
+        elif model == DEEP:
+            S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, qv, lw, c, g)
         else:
             S, zeros = _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g)
         if zeros == n:

@@ -26,7 +26,7 @@ class Unsupported(Exception):
 @dataclass
 class NetProblem:
     model_code: int
-    dims: np.ndarray          # CHAIN: [d, h_1, ..., 1]; TWO_LAYER: [d, m]
+    dims: np.ndarray          # CHAIN: [d, h_1, ..., 1]; TWO_LAYER: [d, m]; DEEP: [d, h_1, ..., h_{K−1}]
     qpow: float
     X: np.ndarray             # (n, d) float64 (matrix inputs flattened)
     y: np.ndarray
@@ -63,6 +63,8 @@ def _model_arrays(model, X):
     X = np.asarray(X, dtype=np.float64)
     if isinstance(model, mdl.TwoLayer):
         return NK.TWO_LAYER, np.array([model.d, model.m], np.int64), float(model.q), X
+    if isinstance(model, mdl.DeepReLU):
+        return NK.DEEP, np.array(model.dims, np.int64), float(model.q), X
     if isinstance(model, mdl.DeepLinear):
         if model.K > 4:
             raise Unsupported("deep-linear with more than 4 matrices")

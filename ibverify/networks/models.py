@@ -202,6 +202,74 @@ class TwoLayer(_Base):
         return {"W": (ds * theta["a"][None, :])[:, :, None] * X[:, None, :], "a": s}
 
 
+@dataclass
+class DeepReLU(_Base):
+    """f(x) = aᵀ σ(W_{K−1} ⋯ σ(W_1 x)), σ(z) = max(0, z)^q (q > 1); W_k ∈ R^{h_k × h_{k−1}}, h_0 = d, a ∈ R^{h_{K−1}}.
+
+    K trained layers: K − 1 matrices (Muon's) and the output vector a; K = 2 is `TwoLayer`. Degrees compound:
+    W_k → q^{K−k}, a → 1, L = Σ_{j<K} q^j (K = 3, q = 2: L = 7).
+    Backward pass: z_0 = x, h_k = W_k z_{k−1}, z_k = σ(h_k); δ_{K−1} = a, e_k = δ_k ∘ σ'(h_k), δ_{k−1} = W_kᵀ e_k;
+    ∂f/∂W_k = e_k z_{k−1}ᵀ, ∂f/∂a = z_{K−1}.
+    """
+
+    d: int
+    widths: tuple[int, ...] = (8, 8)
+    q: float = 2.0
+    name: str = "deep"
+
+    def __post_init__(self):
+        if self.q <= 1:
+            raise IbverifyError(f"deep: q must be > 1 (a smooth ReLU^q; got {self.q})")
+        if not self.widths:
+            raise IbverifyError("deep: needs at least one hidden layer")
+        dims = [self.d, *self.widths]
+        self.dims = dims
+        self.K = len(dims)
+        self.blocks = {f"W{k}": (dims[k], dims[k - 1]) for k in range(1, self.K)}
+        self.blocks["a"] = (dims[-1],)
+        self.degrees = {f"W{k}": float(self.q) ** (self.K - k) for k in range(1, self.K)}
+        self.degrees["a"] = 1.0
+
+    def _act(self, h):
+        r = np.maximum(h, 0.0)
+        if self.q == 2:
+            return r * r, 2.0 * r
+        return r ** self.q, self.q * r ** (self.q - 1)
+
+    def _forward(self, theta, X):
+        zs, dss = [X], []   # rows are samples
+        for k in range(1, self.K):
+            z, ds = self._act(zs[-1] @ theta[f"W{k}"].T)
+            zs.append(z)
+            dss.append(ds)
+        return zs, dss
+
+    def outputs(self, theta, X):
+        return self._forward(theta, X)[0][-1] @ theta["a"]
+
+    def _backward(self, theta, X, c):
+        """{W_k: e_k (n × h_k)} with the per-sample factor c folded into δ_{K−1} = c_i a."""
+        zs, dss = self._forward(theta, X)
+        delta = c[:, None] * theta["a"][None, :]
+        es = {}
+        for k in range(self.K - 1, 0, -1):
+            es[k] = delta * dss[k - 1]
+            delta = es[k] @ theta[f"W{k}"]
+        return zs, es
+
+    def vjp(self, theta, X, c):
+        zs, es = self._backward(theta, X, c)
+        out = {f"W{k}": es[k].T @ zs[k - 1] for k in range(1, self.K)}
+        out["a"] = zs[-1].T @ c
+        return out
+
+    def jac(self, theta, X):
+        zs, es = self._backward(theta, X, np.ones(X.shape[0]))
+        out = {f"W{k}": es[k][:, :, None] * zs[k - 1][:, None, :] for k in range(1, self.K)}
+        out["a"] = np.array(zs[-1], copy=True)
+        return out
+
+
 def make_model(kind: str, d: int, *, width: int = 16, q: float = 2.0, depth: int = 2,
                p: int | None = None, r: int | None = None) -> _Base:
     """Factory used by the CLI and the checks."""
@@ -217,4 +285,8 @@ def make_model(kind: str, d: int, *, width: int = 16, q: float = 2.0, depth: int
         return DeepLinear(d, tuple([width] * (depth - 1)))
     if kind == "two-layer":
         return TwoLayer(d, width, q)
-    raise IbverifyError(f"unknown model {kind!r} (linear, matrix-linear, deep-linear, two-layer)")
+    if kind == "deep":
+        if depth < 2:
+            raise IbverifyError("deep: depth (trained layers) must be >= 2")
+        return DeepReLU(d, tuple([width] * (depth - 1)), q)
+    raise IbverifyError(f"unknown model {kind!r} (linear, matrix-linear, deep-linear, two-layer, deep)")

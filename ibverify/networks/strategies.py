@@ -15,7 +15,7 @@ from . import datasets, models
 @st.composite
 def model_and_point(draw):
     """(model, θ, X) for a random model kind, sizes, parameter point and inputs."""
-    kind = draw(st.sampled_from(["linear", "matrix-linear", "deep-linear", "two-layer"]))
+    kind = draw(st.sampled_from(["linear", "matrix-linear", "deep-linear", "two-layer", "deep"]))
     seed = draw(st.integers(0, 2**31 - 1))
     rng = np.random.default_rng(seed)
     n = draw(st.integers(1, 6))
@@ -30,6 +30,10 @@ def model_and_point(draw):
         elif kind == "deep-linear":
             K = draw(st.integers(2, 4))
             m = models.DeepLinear(d, tuple(draw(st.integers(1, 4)) for _ in range(K - 1)))
+        elif kind == "deep":
+            K = draw(st.integers(2, 3))
+            m = models.DeepReLU(d, tuple(draw(st.integers(1, 4)) for _ in range(K - 1)),
+                                draw(st.sampled_from([1.5, 2.0])))
         else:
             m = models.TwoLayer(d, draw(st.integers(1, 5)), draw(st.sampled_from([1.0, 1.5, 2.0, 3.0])))
         X = rng.standard_normal((n, d))

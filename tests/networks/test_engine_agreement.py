@@ -2,7 +2,7 @@
 
 Both engines run the same optimizer from the same θ0 for 10⁴ steps; every recorded iterate (log-spaced and every
 1000 steps) must agree to 1e−12 relative, and so must the run diagnostics. Configurations: a two-layer ReLU²
-net, a ReLU net, a deep linear net (K = 3), the linear model and the matrix-linear model, logistic and exponential
+net, a ReLU net, a deep linear net (K = 3), a three-layer ReLU² net (two matrices and a vector), the linear model and the matrix-linear model, logistic and exponential
 loss. (Muon-type runs can be chaotic where the momentum's smallest singular value chatters near 0: there the
 reference itself moves by 1e−4 when θ0 moves by one ulp, so no engine can agree; likewise Adam with β2 = 0.99 on
 these sets, which a one-ulp change of the data moves by 2e−6 by step 10⁴. These configurations are not chaotic:
@@ -30,6 +30,8 @@ def _setup(kind):
         model = models.TwoLayer(6, 4, 1.0)
     elif kind == "deep":
         model = models.DeepLinear(6, (4, 3))
+    elif kind == "deep-relu":
+        model = models.DeepReLU(6, (4, 3), 2.0)
     elif kind == "linear":
         model = models.Linear(6)
     else:
@@ -47,6 +49,7 @@ CASES = ([("two-layer", o, "logistic") for o in ("nsd-l2", "nsd-linf", "nsd-msp"
                                                   "muon-ns5", "adam", "muon-signum", "muon-adam")]
          + [("relu", o, "logistic") for o in ("signum", "adam")]
          + [("deep", o, "logistic") for o in ("momentum-gd", "adam", "nsd-msp")]
+         + [("deep-relu", o, "logistic") for o in ("momentum-gd", "signum", "muon", "adam", "muon-signum")]
          + [("linear", o, "exponential") for o in ("signum", "adam")]
          + [("matrix", o, "logistic") for o in ("nsd-spectral", "muon")])
 

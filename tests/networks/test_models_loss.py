@@ -52,6 +52,48 @@ def _fd(model, theta, X, eps=1e-6):
     return out
 
 
+def test_deep_relu_hand_values():
+    m = models.DeepReLU(2, (2, 1), q=2.0)
+    th = {"W1": np.array([[1.0, 0.0], [0.0, -1.0]]), "W2": np.array([[1.0, 2.0]]), "a": np.array([3.0])}
+    X = np.array([[2.0, 1.0]])
+    # h1 = (2, −1), z1 = (4, 0), σ'(h1) = (4, 0); h2 = 4, z2 = 16, σ'(h2) = 8; f = 3 · 16
+    assert m.outputs(th, X)[0] == 48.0
+    J = m.jac(th, X)
+    assert J["a"][0, 0] == 16.0
+    np.testing.assert_array_equal(J["W2"][0], [[96.0, 0.0]])            # a σ'(h2) z1ᵀ = 3·8·(4, 0)
+    np.testing.assert_array_equal(J["W1"][0], [[192.0, 96.0], [0.0, 0.0]])   # (W2ᵀ 24) ∘ σ'(h1) xᵀ: 24·1·4·(2, 1)
+    assert m.degrees == {"W1": 4.0, "W2": 2.0, "a": 1.0} and m.L == 7 and m.smooth
+    assert list(m.blocks) == ["W1", "W2", "a"] and m.blocks["W2"] == (1, 2)
+
+
+def test_deep_relu_two_layers_is_the_two_layer_net_and_bad_q():
+    rng = np.random.default_rng(5)
+    two = models.TwoLayer(3, 4, 1.5)
+    th = two.init(rng)
+    X = rng.standard_normal((6, 3))
+    deep = models.DeepReLU(3, (4,), 1.5)
+    np.testing.assert_array_equal(deep.outputs({"W1": th["W"], "a": th["a"]}, X), two.outputs(th, X))
+    assert deep.degrees == {"W1": 1.5, "a": 1.0}
+    with pytest.raises(IbverifyError):
+        models.DeepReLU(3, (4,), 1.0)                     # ReLU: not smooth, outside (M1)
+    assert isinstance(models.make_model("deep", 3, width=5, depth=3), models.DeepReLU)
+    assert models.make_model("deep", 3, width=5, depth=3).blocks == {"W1": (5, 3), "W2": (5, 5), "a": (5,)}
+
+
+@settings(max_examples=25, deadline=None)
+@given(model_and_point())
+def test_blockwise_euler_identities(mp):
+    """⟨∇_{θ_k} f, θ_k⟩ = L_k f for every block: the degrees the KKT signatures and LR-MSD use are the model's."""
+    model, theta, X = mp
+    f = model.outputs(theta, X)
+    J = model.jac(theta, X)
+    n = X.shape[0]
+    assert sum(model.degrees.values()) == model.L
+    for k in J:
+        got = J[k].reshape(n, -1) @ theta[k].ravel()
+        assert np.max(np.abs(got - model.degrees[k] * f)) <= 1e-12 * (1 + np.max(np.abs(f))), k
+
+
 @settings(max_examples=25, deadline=None)
 @given(model_and_point())
 def test_jacobian_matches_finite_differences(mp):
