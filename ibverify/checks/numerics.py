@@ -30,7 +30,7 @@ from ..engine.run import check_data, iterate_chain
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..optim.backend import MPMath
-from .rules import within_conditioning
+from .rules import conditioning_bound, within_conditioning
 
 
 def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
@@ -54,7 +54,7 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
         if not np.all(err <= rtol):
             sens = np.abs(stored_state_run(Z, spec, exact.checkpoints, p["dps"]) - exact.ws).max(axis=1) / scale
         ok = within_conditioning(err, sens, rtol, factor)
-        excess = float(np.max(err / np.maximum(rtol, factor * sens)))
+        excess = float(np.max(err / conditioning_bound(sens, rtol, factor)))
         margins = Z @ exact.w
         margin = float(np.min(margins))
         label = fam["name"] + "".join(f" {k}={v}" for k, v in kw.items())

@@ -7,7 +7,7 @@
     rate_fit(x, y, bound, decades)     power law y ≈ A x^s over the last decade(s) and the step at
                                        which it would cross `bound` (None when flat or rising)
     separates(own, others, factor)     own-geometry residual smaller than every competitor by `factor`
-    within_conditioning(err, sens, rtol, factor)
+    conditioning_bound(sens, rtol, factor), within_conditioning(err, sens, rtol, factor)
                                        a float64 result within max(rtol, factor·sens) of the exact one, where
                                        sens is how far a one-ulp change of the input moves the exact result
 
@@ -109,11 +109,18 @@ def separates(own: float, others: dict[str, float], factor: float) -> tuple[bool
     return bool(ok), rival
 
 
+def conditioning_bound(sensitivity, rtol: float, factor: float) -> np.ndarray:
+    """The allowance of `within_conditioning`: max(rtol, factor · sensitivity), a non-finite sensitivity giving
+    none (rtol)."""
+    c = np.asarray(sensitivity, float)
+    return np.maximum(rtol, factor * np.where(np.isfinite(c), c, 0.0))
+
+
 def within_conditioning(err, sensitivity, rtol: float, factor: float) -> np.ndarray:
-    """Pointwise: err ≤ max(rtol, factor · sensitivity), NaN never within. `err` is the relative distance of a
-    float64 computation from the exact one, `sensitivity` that of the exact computation on input perturbed by
-    one ulp: no float64 method can be closer than the problem's own conditioning, so where the exact orbit
-    amplifies perturbations (sensitivity ≫ rtol) the bound grows with it, and where it does not, rtol decides."""
-    e, c = np.asarray(err, float), np.asarray(sensitivity, float)
-    bound = np.maximum(rtol, factor * np.where(np.isfinite(c), c, 0.0))
-    return np.isfinite(e) & (e <= bound)
+    """Pointwise: err ≤ conditioning_bound(sensitivity, rtol, factor), NaN never within. `err` is the relative
+    distance of a float64 computation from the exact one, `sensitivity` that of the exact computation on input
+    perturbed by one ulp: no float64 method can be closer than the problem's own conditioning, so where the exact
+    orbit amplifies perturbations (sensitivity ≫ rtol) the bound grows with it, and where it does not, rtol
+    decides."""
+    e = np.asarray(err, float)
+    return np.isfinite(e) & (e <= conditioning_bound(sensitivity, rtol, factor))

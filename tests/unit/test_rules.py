@@ -90,6 +90,13 @@ def test_falling_min_drop_decides_a_slow_decay():
     assert falling(X, y, min_drop=0.01) and not falling(X, y, min_drop=0.1)
 
 
+def test_conditioning_bound_values():
+    from ibverify.checks.rules import conditioning_bound
+
+    np.testing.assert_allclose(conditioning_bound([1e-16, 2e-7, np.inf, np.nan], 1e-12, 100),
+                               [1e-12, 2e-5, 1e-12, 1e-12], rtol=1e-15)
+
+
 def test_within_conditioning_each_bound_decides():
     from ibverify.checks.rules import within_conditioning
 
