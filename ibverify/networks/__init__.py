@@ -4,7 +4,7 @@ Parameters are *named blocks*: ``dict[str, np.ndarray]`` (1-D vectors or 2-D mat
 
 Modules
 -------
-models       linear / matrix-linear / deep-linear / two-layer ReLU^q models with exact gradients
+models       linear / matrix-linear / deep-linear / two-layer and deep ReLU^q models with exact gradients
 loss         logistic / exponential loss in the log domain (per-sample log-weights, log-frame gradient)
 geometry/    one module per norm (l2, linf, spectral, msp, hybrid) behind one protocol
 kkt          KKT residual of min ½‖θ‖² s.t. y_i f(x_i;θ) ≥ 1 in any geometry (cvxpy/Clarabel) and convex

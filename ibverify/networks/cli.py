@@ -15,7 +15,7 @@ from .. import IbverifyError
 from . import datasets, kkt, models, optim, train as tr
 from .blocks import fro
 
-MODELS = ("linear", "two-layer", "deep-linear", "matrix-linear")
+MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
 
 
 class _DefaultP(float):
@@ -36,9 +36,9 @@ def _add(parser, *names, **kw):
 def add_arguments(parser) -> None:
     _add(parser, "--model", choices=MODELS, default=None,
          help="paper-2 model (network run); data: digits | teacher | linear | .npz with X, y")
-    _add(parser, "--width", type=int, default=16, help="hidden width (two-layer, deep-linear)")
-    _add(parser, "--q", type=float, default=2.0, help="ReLU power of the two-layer net (q > 1 smooth; q = 1 ReLU)")
-    _add(parser, "--depth", type=int, default=2, help="deep-linear depth K")
+    _add(parser, "--width", type=int, default=16, help="hidden width (two-layer, deep, deep-linear)")
+    _add(parser, "--q", type=float, default=2.0, help="ReLU power of the two-layer and deep nets (q > 1 smooth; q = 1 ReLU, two-layer only)")
+    _add(parser, "--depth", type=int, default=2, help="trained layers K of deep-linear (K matrices) and deep (K − 1 matrices and the output vector)")
     _add(parser, "--n", type=int, default=None, help="sample count (digits: class-balanced subset)")
     _add(parser, "--d", type=int, default=6, help="input dimension of synthetic data")
     _add(parser, "--eta-m", type=float, default=None, help="Muon base rate η_M (muon-signum, muon-adam)")

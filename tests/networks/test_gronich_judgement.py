@@ -186,3 +186,24 @@ def test_control_examples_come_from_the_controlled_claim():
     ctx = CheckContext(ctl, "fast", ctl.params_for("fast"), 3)
     assert family_ctx(ctx).claim.id == "gronich.muon-msp" and family_ctx(ctx).seed == 3
     assert ctl.params_for("fast")["steps"] == reg["gronich.muon-msp"].params_for("fast")["steps"]
+
+
+@pytest.mark.parametrize("claim_id,own,rival", [("gronich.muon-msp-deep", "msp", "l2"),
+                                                ("gronich.momentum-gd-l2-deep", "l2", "msp")])
+def test_deep_net_runs_separate_muon_from_momentum_gd(claim_id, own, rival):
+    """The deep claims train the three-layer net (two hidden matrices), and on it the cross-geometry rule tells
+    Muon (max-spectral) and MomentumGD (ℓ2) apart at 3e4 steps: each holds in its own geometry, not the other's."""
+    from ibverify.checks.gronich_nets import run_example
+    from ibverify.claims import CheckContext, load_registry
+
+    claim = {c.id: c for c in load_registry()}[claim_id]
+    ctx = CheckContext(claim, "full", {**claim.params_for("full"), "steps": 30_000}, 0)
+    ex = {"data": "teacher", "n": 20, "d": 4, "width": 8, "data_seed": 100, "seed": 0}
+    r, model, data, opt = run_example(ctx, ex)
+    assert isinstance(model, models.DeepReLU) and list(model.blocks) == ["W1", "W2", "a"]
+    assert model.blocks["W2"] == (8, 8) and model.L == pytest.approx(1 + 1.25 + 1.25 ** 2)
+    sc = S.score(r, model, data, 1.0, 1.0)
+    mine = S.judge(sc, own, factor=1.25, min_drop=0.05)
+    other = S.judge(sc, rival, factor=1.25, min_drop=0.05)
+    assert mine.ok, mine.reasons
+    assert not other.ok and other.figures["residual_ratio"] > 1.5
