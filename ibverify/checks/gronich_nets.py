@@ -23,8 +23,8 @@ from ..networks.strategies import network_example
 from . import gronich_score as S
 from .prop import Example, run_property
 
-RUN_PARAMS = ("model", "depth", "q", "p", "beta", "beta2", "bias_correction", "eps", "eta0", "eta_m", "eta_a", "ratio", "loss",
-              "optimizer", "steps", "init_scale")
+RUN_PARAMS = ("model", "depth", "q", "p", "beta", "beta2", "bias_correction", "eps", "eta0", "eta_m", "eta_a", "ratio",
+              "loss", "optimizer", "steps", "init_scale")
 
 
 def family_ctx(ctx: CheckContext) -> CheckContext:

@@ -37,8 +37,10 @@ def add_arguments(parser) -> None:
     _add(parser, "--model", choices=MODELS, default=None,
          help="paper-2 model (network run); data: digits | teacher | linear | .npz with X, y")
     _add(parser, "--width", type=int, default=16, help="hidden width (two-layer, deep, deep-linear)")
-    _add(parser, "--q", type=float, default=2.0, help="ReLU power of the two-layer and deep nets (q > 1 smooth; q = 1 ReLU, two-layer only)")
-    _add(parser, "--depth", type=int, default=2, help="trained layers K of deep-linear (K matrices) and deep (K − 1 matrices and the output vector)")
+    _add(parser, "--q", type=float, default=2.0,
+         help="ReLU power of the two-layer and deep nets (q > 1 smooth; q = 1 ReLU, two-layer only)")
+    _add(parser, "--depth", type=int, default=2,
+         help="trained layers K of deep-linear (K matrices) and deep (K − 1 matrices and the output vector)")
     _add(parser, "--n", type=int, default=None, help="sample count (digits: class-balanced subset)")
     _add(parser, "--d", type=int, default=6, help="input dimension of synthetic data")
     _add(parser, "--eta-m", type=float, default=None, help="Muon base rate η_M (muon-signum, muon-adam)")

@@ -2,11 +2,12 @@
 
 Both engines run the same optimizer from the same θ0 for 10⁴ steps; every recorded iterate (log-spaced and every
 1000 steps) must agree to 1e−12 relative, and so must the run diagnostics. Configurations: a two-layer ReLU²
-net, a ReLU net, a deep linear net (K = 3), a three-layer ReLU² net (two matrices and a vector), the linear model and the matrix-linear model, logistic and exponential
-loss. (Muon-type runs can be chaotic where the momentum's smallest singular value chatters near 0: there the
-reference itself moves by 1e−4 when θ0 moves by one ulp, so no engine can agree; likewise Adam with β2 = 0.99 on
-these sets, which a one-ulp change of the data moves by 2e−6 by step 10⁴. These configurations are not chaotic:
-Adam runs with β2 = 0.999.)
+net, a ReLU net, a deep linear net (K = 3), a three-layer ReLU² net (two matrices and a vector), the linear model
+and the matrix-linear model, logistic and exponential loss. (Muon-type runs can be chaotic where the momentum's
+smallest singular value chatters near 0: there the reference itself moves by 1e−4 when θ0 moves by one ulp, so
+no engine can agree; likewise Adam with β2 = 0.99 on these sets, which a one-ulp change of the data moves by 2e−6
+by step 10⁴. These configurations are not chaotic: Adam runs with β2 = 0.999. The deep claims' q = 1.25 is:
+its test below allows for the reference's own one-ulp sensitivity.)
 """
 
 import warnings
