@@ -25,6 +25,15 @@ from .. import IbverifyError
 from .blocks import Params
 
 
+def relu_power(h: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """(σ(h), σ'(h)) for σ(z) = max(0, z)^q; q = 1 (ReLU) uses σ'(0) := 0, a Clarke-subgradient element."""
+    r = np.maximum(h, 0.0)
+    if q == 1:
+        return r, (h > 0).astype(float)
+    if q == 2:
+        return r * r, 2.0 * r
+    return r ** q, q * r ** (q - 1)
+
 class Model(Protocol):
     name: str
     blocks: dict[str, tuple[int, ...]]
@@ -178,12 +187,7 @@ class TwoLayer(_Base):
         self.degrees = {"W": float(self.q), "a": 1.0}
 
     def _act(self, h):
-        r = np.maximum(h, 0.0)
-        if self.q == 1:
-            return r, (h > 0).astype(float)
-        if self.q == 2:
-            return r * r, 2.0 * r
-        return r ** self.q, self.q * r ** (self.q - 1)
+        return relu_power(h, self.q)
 
     def init(self, rng, scale=1.0):
         return {"W": scale * rng.standard_normal((self.m, self.d)) / np.sqrt(self.d),
@@ -231,10 +235,7 @@ class DeepReLU(_Base):
         self.degrees["a"] = 1.0
 
     def _act(self, h):
-        r = np.maximum(h, 0.0)
-        if self.q == 2:
-            return r * r, 2.0 * r
-        return r ** self.q, self.q * r ** (self.q - 1)
+        return relu_power(h, self.q)
 
     def _forward(self, theta, X):
         zs, dss = [X], []   # rows are samples
