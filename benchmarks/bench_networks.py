@@ -1,6 +1,7 @@
 """Network steps/s: the compiled engine (ibverify.engine.network) vs the numpy reference vs jitted JAX.
 
     python benchmarks/bench_networks.py [--rounds 5] [--optimizers signum,adam,muon] [--json PATH] [--long STEPS]
+        [--long-optimizers signum,muon]
 
 Model: the two-layer ReLU² net f(x) = Σ_j a_j max(0, w_j·x)², width 16, on the teacher set n = 30, d = 6
 (logistic loss, full batch, float64). The JAX implementation is the same model and optimizer: the same log-frame
@@ -9,7 +10,8 @@ gradient (logsumexp of the per-sample log-weights, ĝ = ∇ℒ/e^S), moments hel
 jitted lax.scan, XLA restricted to one thread. Agreement first: after 300 steps each engine's θ must match the
 reference to 1e−9 relative, else exit 1. Rates: median over `rounds` interleaved rounds (each engine once per
 round), wall clock and CPU time (time.process_time) both; the load average is printed before and after.
---long STEPS: additionally time one compiled run of STEPS steps (signum) end to end, as a CLI run would.
+--long STEPS: additionally time one compiled run of STEPS steps per --long-optimizers (default signum) end to end,
+as a CLI run would.
 """
 
 from __future__ import annotations
@@ -169,7 +171,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median reported)")
     ap.add_argument("--optimizers", default=",".join(OPTS), help="comma-separated optimizer names")
     ap.add_argument("--json", default=None, help="write the measurements here")
-    ap.add_argument("--long", type=int, default=0, help="also time one compiled signum run of this many steps")
+    ap.add_argument("--long", type=int, default=0, help="also time one compiled run of this many steps")
+    ap.add_argument("--long-optimizers", default="signum", help="comma-separated optimizers of the --long runs")
     args = ap.parse_args(argv)
     model, X, y, theta0 = problem()
     print(f"two-layer ReLU², width {WIDTH}, n = {N}, d = {D}; load average before: {load()} "
@@ -205,12 +208,14 @@ def main(argv=None) -> int:
     out = {"model": {"kind": "two-layer", "width": WIDTH, "n": N, "d": D, "q": 2}, "results": results,
            "load_after": load()}
     if args.long:
-        w0, c0 = time.perf_counter(), time.process_time()
-        train.run(model, X, y, make_opt("signum", theta0), args.long, theta0, engine="compiled")
-        w, c = time.perf_counter() - w0, time.process_time() - c0
-        out["long"] = {"optimizer": "signum", "steps": args.long, "wall_s": w, "cpu_s": c}
-        print(f"long run: {args.long:.3g} signum steps in {w:.1f} s wall, {c:.1f} s CPU "
-              f"(10⁸ steps ≈ {1e8 / args.long * c / 60:.1f} CPU-min)")
+        out["long"] = []
+        for name in args.long_optimizers.split(","):
+            w0, c0 = time.perf_counter(), time.process_time()
+            train.run(model, X, y, make_opt(name, theta0), args.long, theta0, engine="compiled")
+            w, c = time.perf_counter() - w0, time.process_time() - c0
+            out["long"].append({"optimizer": name, "steps": args.long, "wall_s": w, "cpu_s": c})
+            print(f"long run: {args.long:.3g} {name} steps in {w:.1f} s wall, {c:.1f} s CPU "
+                  f"(10⁸ steps ≈ {1e8 / args.long * c / 60:.1f} CPU-min)", flush=True)
     print(f"load average after: {out['load_after']}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))

@@ -13,7 +13,8 @@ Optimizer = groups of blocks (one group, or matrices/vectors for the hybrids), e
 Moments are held as e^{s} m̂ (one scale s per group and moment, v with scale 2S): on a new gradient
 s ← max(s, S), m̂ ← β e^{s_old − s} m̂ + (1−β) e^{S − s} ĝ, renormalised to max|m̂| = 1 on the first step
 and every 64 steps, the same arithmetic as ibverify.networks.optim._mix. polar(M) = UVᵀ of the compact SVD
-(singular values ≤ 1e−12 σ_max dropped); for a block with one row or one column it is M/‖M‖ (no SVD).
+(singular values ≤ 1e−12 σ_max dropped), computed by one-sided Jacobi (engine.polar; the numpy reference uses
+LAPACK's SVD); for a block with one row or one column it is M/‖M‖.
 Counters (diag): all-weights-flushed steps, zero momentum, Adam v underflow, zero direction.
 """
 
@@ -23,6 +24,8 @@ import math
 
 import numba as nb
 import numpy as np
+
+from .polar import polar_block
 
 CHAIN, TWO_LAYER, DEEP = 0, 1, 2
 LOGISTIC, EXPONENTIAL = 0, 1
@@ -326,38 +329,16 @@ def _renorm(M, s, lo, hi):
 
 @nb.njit(**_JIT)
 def _polar_block(x, o, rows, cols, out):
-    """out[o:o+rows·cols] = polar factor of the rows×cols block x[o:...] (exact: SVD, or M/‖M‖ for a vector)."""
-    size = rows * cols
-    nz = False
-    for k in range(o, o + size):
-        nz |= x[k] != 0.0
-    if not nz:
-        for k in range(o, o + size):
-            out[k] = 0.0
-        return
+    """out[o:o+rows·cols] = polar factor of the rows×cols block x[o:...] (exact: Jacobi, or M/‖M‖ for a vector)."""
     if rows == 1 or cols == 1:
         ss = 0.0
-        for k in range(o, o + size):
+        for k in range(o, o + rows * cols):
             ss += x[k] * x[k]
         nrm = math.sqrt(ss)
-        for k in range(o, o + size):
-            out[k] = x[k] / nrm
+        for k in range(o, o + rows * cols):
+            out[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
         return
-    Mt = np.empty((rows, cols))
-    for r in range(rows):
-        for s in range(cols):
-            Mt[r, s] = x[o + r * cols + s]
-    U, sv, Vt = np.linalg.svd(Mt, full_matrices=False)
-    keep = 0
-    for i in range(sv.shape[0]):
-        if sv[i] > POLAR_RTOL * sv[0]:
-            keep += 1
-    for r in range(rows):
-        for s in range(cols):
-            acc = 0.0
-            for i in range(keep):
-                acc += U[r, i] * Vt[i, s]
-            out[o + r * cols + s] = acc
+    polar_block(x, o, rows, cols, out, POLAR_RTOL)
 
 
 @nb.njit(**_JIT)
