@@ -205,8 +205,7 @@ def main(argv=None) -> int:
               f"  numpy {r['reference']['steps_per_s']:>7,.0f}/s"
               f"  compiled/jax {r['compiled']['steps_per_s'] / r['jax']['steps_per_s']:5.2f}×"
               f"  compiled/numpy {r['compiled']['steps_per_s'] / r['reference']['steps_per_s']:6.0f}×", flush=True)
-    out = {"model": {"kind": "two-layer", "width": WIDTH, "n": N, "d": D, "q": 2}, "results": results,
-           "load_after": load()}
+    out = {"model": {"kind": "two-layer", "width": WIDTH, "n": N, "d": D, "q": 2}, "results": results}
     if args.long:
         out["long"] = []
         for name in args.long_optimizers.split(","):
@@ -216,6 +215,7 @@ def main(argv=None) -> int:
             out["long"].append({"optimizer": name, "steps": args.long, "wall_s": w, "cpu_s": c})
             print(f"long run: {args.long:.3g} {name} steps in {w:.1f} s wall, {c:.1f} s CPU "
                   f"(10⁸ steps ≈ {1e8 / args.long * c / 60:.1f} CPU-min)", flush=True)
+    out["load_after"] = load()   # after the --long runs too
     print(f"load average after: {out['load_after']}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
