@@ -12,6 +12,8 @@ Judgement of "the run goes to a KKT direction of geometry `own`" (rules.py, no p
     separates   rules.separates(residual_own(T), {residual_g(T)}_g≠own, factor)
     signature   reported (value, drop, rate fit, ratio to the other geometries' signatures); at the bound tier
                 ≤ `signature_max` at the horizon (rules.closeness)
+    move        reported, never decides: 1 − cos(θ_first, θ_T) over the scored window, how far the direction still
+                moved there (the theorem assumes it converges); given with a not-falling residual
 
 Both residual halves must hold. Early in training every residual falls because the loss falls, so `falling`
 alone cannot tell geometries apart; `separates` can. Signatures are necessary conditions only (two layers give
@@ -54,6 +56,7 @@ class Scores:
     residual: dict[str, list[float]] = field(default_factory=dict)
     signature: dict[str, list[float]] = field(default_factory=dict)
     c: float = 1.0
+    move: float = float("nan")    # 1 − cos(θ at steps[0], θ at steps[-1])
 
 
 def score(run, model, data, c: float = 1.0, decades: float = 1.0, geometries: list[str] | None = None,
@@ -66,6 +69,8 @@ def score(run, model, data, c: float = 1.0, decades: float = 1.0, geometries: li
         idx = [idx[round(j * (len(idx) - 1) / (points - 1))] for j in range(points)]
     names = geometries or applicable(model)
     sc = Scores([run.steps[i] for i in idx], c=c)
+    if idx:
+        sc.move = 1.0 - train.cosine(run.thetas[idx[0]], run.thetas[idx[-1]])
     for g in names:
         G = geometry(g, c)
         sc.residual[g] = [kkt.fenchel_residual(G, model, run.thetas[i], data.X, data.y) for i in idx]
@@ -102,13 +107,15 @@ def judge(sc: Scores, own: str, *, factor: float, min_drop: float, decades: floa
         if kind == "residual":
             if not falls:
                 reasons.append(f"{LABEL[own]} residual not falling: {before:.3g} → {last:.3g} over the last "
-                               f"{decades:g} decade(s) (needs ≥ {min_drop:.0%} drop)")
+                               f"{decades:g} decade(s) (needs ≥ {min_drop:.0%} drop; direction moved "
+                               f"1 − cos = {sc.move:.2g} over it)")
             if not sep:
                 reasons.append(f"{LABEL[own]} residual {last:.3g} is not {factor:g}× below "
                                f"{LABEL.get(rival, rival)}'s {others.get(rival, float('nan')):.3g}")
         elif signature_max is not None and not rules.closeness(last, signature_max):
             reasons.append(f"{LABEL[own]} signature {last:.3g} > {signature_max:g} at t = {sc.steps[-1]}")
         figs[f"{kind}_falling"] = float(falls)
+    figs["direction_move"] = sc.move
     return Judgement(not reasons, reasons, figs, rates)
 
 

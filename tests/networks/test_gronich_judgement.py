@@ -32,8 +32,11 @@ def test_both_halves_hold():
 
 def test_falling_alone_decides():
     # separated (0.3 vs 0.5) but flat over the decade: not a trend toward the KKT direction
-    j = S.judge(scores([0.3, 0.3, 0.299], {"l2": 0.5, "msp": 0.7}), "linf", factor=1.25, min_drop=0.05)
+    sc = scores([0.3, 0.3, 0.299], {"l2": 0.5, "msp": 0.7})
+    sc.move = 0.00123
+    j = S.judge(sc, "linf", factor=1.25, min_drop=0.05)
     assert not j.ok and any("not falling" in r for r in j.reasons) and not any("below" in r for r in j.reasons)
+    assert "direction moved 1 − cos = 0.0012 over it" in j.reasons[0] and j.figures["direction_move"] == 0.00123
 
 
 def test_separation_alone_decides():
@@ -175,6 +178,19 @@ def test_scores_use_each_geometrys_own_signature():
     assert sc.signature["linf"][-1] == pytest.approx(1 - 1 / math.sqrt(2))
     assert sc.signature["msp"][-1] == pytest.approx(0.0, abs=1e-12)     # ‖W‖_sp = 1 = ‖a‖_2
     assert sc.signature["hybrid"][-1] == pytest.approx(math.sqrt(2) - 1)   # ‖W‖_msp/‖a‖_∞ − 1
+    assert sc.move == pytest.approx(0.0, abs=1e-15)                       # the same direction
+
+
+def test_scores_report_how_far_the_direction_moved():
+    from ibverify.networks import train
+
+    m = models.TwoLayer(2, 2, 2.0)
+    th = {"W": np.array([[1.0, 0.0], [0.0, 1.0]]), "a": np.array([1.0, 0.0])}
+    turned = {"W": np.array([[3.0, 0.0], [0.0, -3.0]]), "a": 3 * th["a"]}   # cos = (1 − 1 + 1)/3; same outputs
+    X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
+    run = train.Run(steps=[1, 10, 100], thetas=[turned, th, turned], q_min=[-1.0, 1.0, 1.0])
+    sc = S.score(run, m, type("D", (), {"X": X, "y": y})(), 1.0, 2.0, geometries=["l2"])
+    assert sc.steps == [10, 100] and sc.move == pytest.approx(2 / 3)    # from the first separated checkpoint
 
 
 def test_control_examples_come_from_the_controlled_claim():
