@@ -27,7 +27,7 @@ import numpy as np
 from ..claims import CheckContext, load_registry
 from ..evidence import Outcome, Series
 from ..networks import optim
-from ..networks.train import cosine
+from ..networks.blocks import fro, inner
 from ..networks.strategies import network_example
 from . import gronich_score as S
 from . import rules
@@ -45,6 +45,10 @@ def family(ctx: CheckContext, claim_id: str) -> CheckContext:
     c = _REG[claim_id]
     return dataclasses.replace(ctx, claim=c, params={**c.convention, **c.params_for(ctx.tier),
                                                      **ctx.params.get("run_overrides", {})})
+
+
+def cosine(a, b) -> float:
+    return inner(a, b) / (fro(a) * fro(b))
 
 
 def at(run, t: float) -> int:
