@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import numba
+import pytest
 
 from _hang_guard import HANG_GUARD_S
 from ibverify.engine import _kernel_cache as kc
@@ -61,7 +62,10 @@ def test_control_numba_alone_runs_the_stale_kernel(tmp_path):
     _package(tmp_path, 1)
     assert _run(tmp_path, "plain") == 1
     (tmp_path / "pkg" / "callee.py").write_text(CALLEE.format(v=2))
-    assert _run(tmp_path, "plain") == 1          # the hazard the keyed cache removes
+    stale = _run(tmp_path, "plain")
+    if stale == 2:   # a numba that tracks cross-file dependencies itself makes the keyed cache redundant
+        pytest.skip("this numba recompiles a kernel when a jitted callee in another file changes")
+    assert stale == 1                             # the hazard the keyed cache removes
 
 
 def test_source_hash_changes_with_any_file_and_only_with_sources(tmp_path):
