@@ -5,8 +5,9 @@ precision (|a_iᵀa_j| ≤ ε‖a_i‖‖a_j‖); then A V = B has orthogonal co
     polar(A) = Σ_j u_j v_jᵀ over σ_j > rtol·σ_max     (v_j the j-th column of V = the product of the rotations)
 — the U Vᵀ of the compact SVD with the same singular values dropped as `geometry.base.polar`. A wide block uses
 polar(A) = polar(Aᵀ)ᵀ. The block is scaled to max |a| = 1 first (the factor is scale-free, the sums of squares
-then neither overflow nor underflow). One-sided Jacobi is as accurate as LAPACK's SVD (singular vectors to
-ε / relative gap), and on the engine's blocks (16×6, 8×8) 2–3× faster than numba's `np.linalg.svd` call.
+then neither overflow nor underflow). One-sided Jacobi is at least as accurate as LAPACK's SVD (on a graded
+spectrum 1, 2e−7, 5e−12: 1.5e−6 vs LAPACK's 1e−4 from a 50-digit SVD) and faster than numba's `np.linalg.svd`
+call: 1.3× on 8×8, 1.7–2.7× on 16×6, 3–4× on 8×3 and 8×4 blocks.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numba as nb
 import numpy as np
 
 EPS = 2.220446049250313e-16  # float64 machine ε: the orthogonality test of a column pair
-MAX_SWEEPS = 60              # quadratic convergence takes 5–8; the cap only guards against NaN/inf input
+MAX_SWEEPS = 60              # quadratic convergence takes 5–6 on these blocks; the cap is a guard only
 
 
 @nb.njit(cache=True, error_model="numpy", fastmath=False)
