@@ -32,7 +32,10 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ibverify.networks import datasets, models, optim, train  # noqa: E402
+from ibverify.data import netdata as datasets  # noqa: E402
+from ibverify import models  # noqa: E402
+from ibverify.optim import logframe as optim  # noqa: E402
+from ibverify.engine import train  # noqa: E402
 
 WIDTH, N, D = 16, 30, 6
 ETA, P, B1, B2 = 0.05, 0.8, 0.9, 0.999

@@ -5,7 +5,7 @@ The KKT-direction claims live in gronich_nets (cross-geometry rule on generated 
 gronich_linear (degree-1 cases against certified optima) and gronich_dynamics (directional convergence, soft
 margin, approximate steepest descent with R_max, momentum tracking).
 
-All runs are full batch, float64, log frame (ibverify.networks.optim). Runs are cached per process by their
+All runs are full batch, float64, log frame (ibverify.optim.logframe). Runs are cached per process by their
 configuration, so claims that look at the same runs (approx-steepest, momentum-tracks-gradient,
 directional-convergence, own-norm-wins) train each configuration once.
 """
@@ -21,10 +21,15 @@ import numpy as np
 from ..cache import shared_value
 from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
-from ..networks import datasets, kkt, models, optim, train
-from ..networks import geometry as geo
-from ..networks.blocks import inner
-from ..networks.geometry.base import polar
+from ..data import netdata as datasets
+from ..oracles import kkt
+from .. import models
+from ..optim import logframe as optim
+from ..engine import train
+from .. import geometry as geo
+from ..blocks import inner
+from ..geometry import analysis
+from ..geometry.base import polar
 
 # per-optimizer base rate η0 (unit balls differ in size between geometries; see docs in the claim files)
 ETA0 = {"nsd-l2": 0.5, "momentum-gd": 0.5, "nsd-linf": 0.1, "signum": 0.1, "adam": 0.1,
@@ -154,7 +159,7 @@ def homogeneity(ctx: CheckContext) -> Outcome:
     """f(x; αθ) = α^L f(x; θ), Euler ⟨∇f, θ⟩ = L f and blockwise ⟨∇_k f, θ_k⟩ = L_k f, on hypothesis models."""
     from hypothesis import given, settings, strategies as st
 
-    from ..networks.strategies import model_and_point
+    from ..strategies.network import model_and_point
 
     rtol = ctx.tol("rtol")
     worst = {"scaling": 0.0, "euler": 0.0, "block_euler": 0.0, "jac_vs_vjp": 0.0}
@@ -208,7 +213,7 @@ def dual_norms(ctx: CheckContext) -> Outcome:
     import cvxpy as cp
     from hypothesis import given, settings, strategies as st
 
-    from ..networks.strategies import block_params
+    from ..strategies.network import block_params
 
     rtol, rtol_solver = ctx.tol("rtol"), ctx.tol("rtol_solver")
     names = ["l2", "linf", "spectral", "msp", "hybrid"]
@@ -339,7 +344,7 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
                 if r.q_min[-1] <= 0:
                     marg[name] = {g: float("nan") for g in ("l2", "linf", "msp")}
                 else:
-                    marg[name] = {g: v for g, v in train.margins(model, r.theta, data.X, data.y).items()
+                    marg[name] = {g: v for g, v in analysis.margins(model, r.theta, data.X, data.y).items()
                                   if g in ("l2", "linf", "msp")}
                 for g, v in marg[name].items():
                     figs[f"margin_{g}[{dcfg['data']}/{name}/s{seed}]"] = v
@@ -404,8 +409,8 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
             fen = [kkt.kkt_residual(geo.MaxSpectral(), model, r.thetas[i], data.X, data.y).fenchel for i in idx]
             series.append(Series(f"{name}/s{seed} msp KKT residual", ts, fen, ylabel="Fenchel KKT residual",
                                  group="kkt"))
-            sig = train.signatures(model, r.theta)["msp_equal"]
-            m = train.margins(model, r.theta, data.X, data.y)
+            sig = analysis.signatures(model, r.theta)["msp_equal"]
+            m = analysis.margins(model, r.theta, data.X, data.y)
             row.update({f"{name}_kkt": fen[-1] if fen else float("nan"), f"{name}_msp_equal": sig,
                         f"{name}_margin_msp": m["msp"], f"{name}_align_late": r.align[-1],
                         f"{name}_kkt_slope": log_slope(ts, fen)})

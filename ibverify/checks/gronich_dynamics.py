@@ -26,9 +26,9 @@ import numpy as np
 
 from ..claims import CheckContext, load_registry
 from ..evidence import Outcome, Series
-from ..networks import optim
-from ..networks.blocks import fro, inner
-from ..networks.strategies import network_example
+from ..optim import logframe as optim
+from ..blocks import fro, inner
+from ..strategies.network import network_example
 from . import gronich_score as S
 from . import rules
 from .gronich_nets import _tag, run_example

@@ -20,9 +20,13 @@ import numpy as np
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
-from ..networks import datasets, kkt, models, optim, train
-from ..networks import geometry as geo
-from ..networks.strategies import linear_example
+from ..data import netdata as datasets
+from ..oracles import kkt
+from .. import models
+from ..optim import logframe as optim
+from ..engine import train
+from .. import geometry as geo
+from ..strategies.network import linear_example
 from . import rules
 from .gronich_score import rate
 from .prop import Example, run_property

@@ -18,8 +18,8 @@ from hypothesis import reject
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
-from ..networks import optim
-from ..networks.strategies import network_example
+from ..optim import logframe as optim
+from ..strategies.network import network_example
 from . import gronich_score as S
 from .prop import Example, run_property
 

@@ -2,8 +2,8 @@
 
 A run (checkpoints θ_t, t = T/10^k, …, T) is scored in each geometry g ∈ {ℓ2, ℓ∞, max-spectral, hybrid(c)}:
 
-    residual_g(t)   tolerance-free Fenchel KKT residual of (P_g) at θ_t (ibverify.networks.kkt.fenchel_residual)
-    signature_g(t)  structural KKT signature of g (train.signatures): ℓ2 layer balance, ℓ∞ saturation of every
+    residual_g(t)   tolerance-free Fenchel KKT residual of (P_g) at θ_t (ibverify.oracles.kkt.fenchel_residual)
+    signature_g(t)  structural KKT signature of g (analysis.signatures): ℓ2 layer balance, ℓ∞ saturation of every
                     layer, equal layer spectral norms, hybrid balance c‖W‖_msp/‖u‖_∞ − 1
 
 Judgement of "the run goes to a KKT direction of geometry `own`" (rules.py, no private trend rule):
@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..networks import geometry as geo
-from ..networks import kkt, train
+from .. import geometry as geo
+from ..blocks import cosine
+from ..geometry import analysis
+from ..oracles import kkt
 from . import rules
 
 SIGNATURE = {"l2": "l2_balance", "linf": "linf_saturate", "msp": "msp_equal", "hybrid": "hybrid_balance"}
@@ -70,11 +72,11 @@ def score(run, model, data, c: float = 1.0, decades: float = 1.0, geometries: li
     names = geometries or applicable(model)
     sc = Scores([run.steps[i] for i in idx], c=c)
     if idx:
-        sc.move = 1.0 - train.cosine(run.thetas[idx[0]], run.thetas[idx[-1]])
+        sc.move = 1.0 - cosine(run.thetas[idx[0]], run.thetas[idx[-1]])
     for g in names:
         G = geometry(g, c)
         sc.residual[g] = [kkt.fenchel_residual(G, model, run.thetas[i], data.X, data.y) for i in idx]
-        sc.signature[g] = [train.signatures(model, run.thetas[i], c).get(SIGNATURE[g], float("nan")) for i in idx]
+        sc.signature[g] = [analysis.signatures(model, run.thetas[i], c).get(SIGNATURE[g], float("nan")) for i in idx]
     return sc
 
 

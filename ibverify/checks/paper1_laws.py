@@ -16,7 +16,7 @@ import numpy as np
 
 from ..claims import CheckContext
 from ..data import gr
-from ..data.strategies import discrimination
+from ..strategies.linear import discrimination
 from ..engine import run
 from ..evidence import Outcome, Series, plain
 from ..losses import log_loss_terms, logsumexp
@@ -350,7 +350,7 @@ def cor32_weights(ctx: CheckContext) -> Outcome:
     from hypothesis import assume
     from hypothesis import strategies as st
 
-    from ..data import strategies as S
+    from ..strategies import linear as S
     from .prop import Example, run_property
 
     p = ctx.params

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
-from ..data import strategies as S
+from ..strategies import linear as S
 from ..engine import run
 from ..engine.run import iterate_chain
 from ..evidence import Outcome, Series

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from .. import IbverifyError
 from ..claims import CheckContext
 from ..data import gaussian, gr, shifted_diagonal
-from ..data import strategies as S
+from ..strategies import linear as S
 from ..engine import run
 from ..evidence import Outcome, Series, plain
 from ..oracles import max_margin, normalized_margin

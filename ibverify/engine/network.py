@@ -5,14 +5,14 @@ Models (flat parameter vector θ, blocks in `model.blocks` order, each block row
              matrix-linear model ⟨W, X⟩ is the K = 1 case on flattened inputs (degree-1 models)
   TWO_LAYER  f(x) = Σ_j a_j σ(w_j·x), σ(z) = max(0, z)^q (σ'(0) := 0 for q = 1)
   DEEP       f(x) = aᵀ σ(W_{K−1} ⋯ σ(W_1 x)) (q > 1), dims = [d, h_1, ..., h_{K−1}]; K = 2 is TWO_LAYER's model
-Loss in the log frame (exactly as ibverify.networks.loss.evaluate): q_i = y_i f(x_i), l_i = log(−ℓ'(q_i)),
+Loss in the log frame (exactly as ibverify.losses.evaluate): q_i = y_i f(x_i), l_i = log(−ℓ'(q_i)),
 S = logsumexp(l), p_i = e^{l_i − S}, ∇ℒ = e^S ĝ with ĝ = Σ_i (−p_i y_i) ∇f(x_i).
 Optimizer = groups of blocks (one group, or matrices/vectors for the hybrids), each group a chain
   moment (none | EMA β | Adam β1, β2, bias correction, ε) → direction (none | ℓ2 | sign | polar | NS5)
   → u = η_g t^{−p_g} d,  θ ← θ − u.
 Moments are held as e^{s} m̂ (one scale s per group and moment, v with scale 2S): on a new gradient
 s ← max(s, S), m̂ ← β e^{s_old − s} m̂ + (1−β) e^{S − s} ĝ, renormalised to max|m̂| = 1 on the first step
-and every 64 steps, the same arithmetic as ibverify.networks.optim._mix. polar(M) = UVᵀ of the compact SVD
+and every 64 steps, the same arithmetic as ibverify.optim.logframe._mix. polar(M) = UVᵀ of the compact SVD
 (singular values ≤ 1e−12 σ_max dropped), computed by one-sided Jacobi (engine.polar; the numpy reference uses
 LAPACK's SVD); for a block with one row or one column it is M/‖M‖.
 Counters (diag): all-weights-flushed steps, zero momentum, Adam v underflow, zero direction.

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..networks import models as mdl
-from ..networks import optim as op
-from ..networks.optim import Scaled, merge
+from .. import models as mdl
+from ..optim import logframe as op
+from ..optim.logframe import Scaled, merge
 from . import network as NK
 
 

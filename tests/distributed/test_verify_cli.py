@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from ibverify import verify_cli
+from ibverify.cli import verify as verify_cli
 from ibverify.cache import default_root
 from ibverify.cli import main
 from ibverify.claims import load_registry, select

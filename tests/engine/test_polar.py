@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ibverify.engine.polar import polar_block
-from ibverify.networks.geometry.base import polar as lapack_polar
+from ibverify.geometry.base import polar as lapack_polar
 
 RTOL = 1e-12
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ibverify.claims import load_registry
 from ibverify.data import gr
-from ibverify.data import strategies as S
+from ibverify.strategies import linear as S
 from ibverify.oracles import max_margin, normalized_margin
 from ibverify.theory.linf_set import max_cos_near_linf
 

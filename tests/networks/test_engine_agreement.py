@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 
 from ibverify import IbverifyError
-from ibverify.networks import datasets, models, optim, train
+from ibverify.data import netdata as datasets
+from ibverify import models
+from ibverify.optim import logframe as optim
+from ibverify.engine import train
 
 STEPS = 10_000
 CPS = sorted(set(train.log_checkpoints(STEPS, 12)) | set(range(1000, STEPS + 1, 1000)))

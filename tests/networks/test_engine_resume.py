@@ -12,12 +12,18 @@ import numpy as np
 import pytest
 
 from ibverify import IbverifyError
-from ibverify.networks import datasets, models, optim, train
+from ibverify.data import netdata as datasets
+from ibverify import models
+from ibverify.optim import logframe as optim
+from ibverify.engine import train
 from _hang_guard import HANG_GUARD_S
 
 SETUP = """
 import numpy as np
-from ibverify.networks import datasets, models, optim, train
+from ibverify.data import netdata as datasets
+from ibverify import models
+from ibverify.optim import logframe as optim
+from ibverify.engine import train
 model = models.TwoLayer(6, 4, 2.0)
 data = datasets.make_data("teacher", n=12, d=6, seed=0)
 theta0 = model.init(np.random.default_rng(0), 0.5)

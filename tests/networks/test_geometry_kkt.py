@@ -5,10 +5,12 @@ import pytest
 from hypothesis import given, settings
 
 from ibverify import IbverifyError
-from ibverify.networks import datasets, kkt, models
-from ibverify.networks import geometry as G
-from ibverify.networks.blocks import inner
-from ibverify.networks.strategies import block_params, separable_linear
+from ibverify.data import netdata as datasets
+from ibverify.oracles import kkt
+from ibverify import models
+from ibverify import geometry as G
+from ibverify.blocks import inner
+from ibverify.strategies.network import block_params, separable_linear
 
 
 def test_hand_values():

@@ -11,9 +11,11 @@ from ibverify import IbverifyError
 from ibverify.checks import gronich_dynamics as D
 from ibverify.checks import gronich_linear as GL
 from ibverify.checks import gronich_score as S
-from ibverify.networks import datasets, kkt, models
-from ibverify.networks import geometry as G
-from ibverify.networks.strategies import separable_linear
+from ibverify.data import netdata as datasets
+from ibverify.oracles import kkt
+from ibverify import models
+from ibverify import geometry as G
+from ibverify.strategies.network import separable_linear
 
 STEPS = [1000, 3162, 10000]
 
@@ -165,7 +167,7 @@ def test_direction_gap_of_a_converging_ray():
 
 
 def test_scores_use_each_geometrys_own_signature():
-    from ibverify.networks import train
+    from ibverify.engine import train
 
     m = models.TwoLayer(2, 2, 2.0)
     # ‖W‖_F²/2 = ‖a‖²/1 = 1 (ℓ2-balanced); max|W| = 1 but max|a| = 1/√2 (ℓ∞ not saturated in a)
@@ -182,7 +184,7 @@ def test_scores_use_each_geometrys_own_signature():
 
 
 def test_scores_report_how_far_the_direction_moved():
-    from ibverify.networks import train
+    from ibverify.engine import train
 
     m = models.TwoLayer(2, 2, 2.0)
     th = {"W": np.array([[1.0, 0.0], [0.0, 1.0]]), "a": np.array([1.0, 0.0])}

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 
 from ibverify import IbverifyError
-from ibverify.networks import loss, models
-from ibverify.networks.strategies import model_and_point
+from ibverify import losses as loss
+from ibverify import models
+from ibverify.strategies.network import model_and_point
 
 
 def test_two_layer_hand_values():

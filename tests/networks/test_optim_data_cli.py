@@ -10,10 +10,14 @@ import pytest
 from hypothesis import given, settings
 
 from ibverify import IbverifyError
-from ibverify.networks import cli, datasets, models, optim, train
-from ibverify.networks.geometry.base import polar
-from ibverify.networks.optim import Scaled
-from ibverify.networks.strategies import separable_teacher
+from ibverify.cli import network as cli
+from ibverify.data import netdata as datasets
+from ibverify import models
+from ibverify.optim import logframe as optim
+from ibverify.engine import train
+from ibverify.geometry.base import polar
+from ibverify.optim.logframe import Scaled
+from ibverify.strategies.network import separable_teacher
 
 G0 = {"W": np.array([[3.0, 0.0], [0.0, -1.0]]), "a": np.array([0.5, -2.0])}
 TH = {"W": np.zeros((2, 2)), "a": np.zeros(2)}
@@ -156,7 +160,7 @@ def test_network_train_plain_summary_and_json_only_with_flag():
     import io
     import json
 
-    from ibverify.networks_bridge import run_network
+    from ibverify.cli.network import run_network
 
     buf = io.StringIO()
     assert run_network(_network_args(), stream=buf) == 0

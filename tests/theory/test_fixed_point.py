@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from ibverify import IbverifyError
 from ibverify.data import gaussian, shifted_diagonal
-from ibverify.data import strategies as S
+from ibverify.strategies import linear as S
 from ibverify.oracles import max_margin, normalized_margin
 from ibverify.theory import duals, fixed_point, metric, padam, predict
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from ibverify import IbverifyError
 from ibverify.data import gaussian, gr, load_dataset, shifted_diagonal
 from ibverify.data.files import separability_certificate
-from ibverify.data.strategies import betas, gaussian_data, gr_data, shifted_diagonal_data
+from ibverify.strategies.linear import betas, gaussian_data, gr_data, shifted_diagonal_data
 
 
 @given(gr_data())

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ibverify.data import gr
-from ibverify.data.strategies import gaussian_data, gr_data
+from ibverify.strategies.linear import gaussian_data, gr_data
 from ibverify.engine import log_checkpoints, run
 from ibverify.optim import NAMES, OptimizerSpec, Sampler
 

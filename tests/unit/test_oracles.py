@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ibverify import IbverifyError
-from ibverify.data.strategies import gaussian_data, gr_data
+from ibverify.strategies.linear import gaussian_data, gr_data
 from ibverify.oracles import max_margin, normalized_margin
 from ibverify.oracles.maxmargin import CERT_RTOL, certify, residuals
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ibverify.data.strategies import gaussian_data, shifted_diagonal_data
+from ibverify.strategies.linear import gaussian_data, shifted_diagonal_data
 from ibverify.theory import predict
 
 

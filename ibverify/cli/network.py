@@ -7,13 +7,13 @@ adds only the options it needs and reads the others when present.
 
 from __future__ import annotations
 
+import json
+import sys
 import warnings
 
 import numpy as np
 
 from .. import IbverifyError
-from . import datasets, kkt, models, optim, train as tr
-from .blocks import fro
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
 
@@ -55,6 +55,8 @@ def add_arguments(parser) -> None:
 
 
 def _data(args):
+    from ..data import netdata as datasets  # start-up time: the parser and --help never load the models
+
     kind = getattr(args, "data", None) or "teacher"
     seed = getattr(args, "seed", 0) or 0
     if kind in ("digits", "teacher", "linear"):
@@ -68,6 +70,8 @@ def _data(args):
 
 def _build(args):
     """(data, model, θ0, optimizer, p, warnings) from the parsed options."""
+    from .. import models  # start-up time, as in _data
+    from ..optim import logframe as optim
     data = _data(args)
     kind = args.model or "two-layer"
     if kind == "matrix-linear":
@@ -116,6 +120,10 @@ def _engine(args) -> str | None:
 
 def train(args) -> dict:
     """Run the network options of `args`; returns the JSON-ready result (progress bar on a terminal)."""
+    from ..blocks import fro  # start-up time: numba and cvxpy load only for a network run
+    from ..engine import train as tr
+    from ..geometry import analysis
+    from ..oracles import kkt
     from ..progress import Progress
 
     data, model, theta0, opt, p, caught = _build(args)
@@ -137,8 +145,8 @@ def train(args) -> dict:
         "engine": run.engine, "seconds": run.seconds, "diverged": run.diverged,
         "warnings": caught, "underflow": run.underflow,
         "q_min": run.q_min[-1], "log_loss": run.log_loss[-1],
-        "margins": tr.margins(model, th, data.X, data.y, c) if run.q_min[-1] > 0 else None,
-        "signatures": tr.signatures(model, th, c),
+        "margins": analysis.margins(model, th, data.X, data.y, c) if run.q_min[-1] > 0 else None,
+        "signatures": analysis.signatures(model, th, c),
         "theta": {k: v.tolist() for k, v in th.items()},
         "checkpoints": [{"step": t, "q_min": q, "log_loss": ll, "alignment": a, "tracking": trk, "adam_dev": ad,
                          "norm_l2": fro(thk)}
@@ -198,3 +206,24 @@ def summary(out: dict) -> str:
     if out["underflow"]:
         lines.append(f"underflow counters: {out['underflow']}")
     return "\n".join(lines)
+
+
+def add_network_arguments(parser) -> None:
+    add_arguments(parser)
+
+
+def is_network_run(args) -> bool:
+    return getattr(args, "model", None) not in (None, "linear-vector")
+
+
+def run_network(args, stream=None) -> int:
+    """The whole `train --model ...` command: a progress bar on a terminal, then a plain summary, or the
+    result as JSON with --json. Returns the exit status."""
+    stream = stream or sys.stdout
+    out = train(args)
+    if getattr(args, "json", False):
+        json.dump(out, stream, indent=1)
+        stream.write("\n")
+    else:
+        print(summary(out), file=stream)
+    return 0

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .. import IbverifyError
-from .blocks import Params
+from ..blocks import Params
 
 
 @dataclass

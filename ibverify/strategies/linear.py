@@ -26,7 +26,7 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from .dataset import Dataset, make
+from ..data.dataset import Dataset, make
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def gr_orthogonal_data(draw, n=st.integers(3, 10), d=st.sampled_from([16, 32]), 
     """GR data with orthogonal (Hadamard) sign patterns (generators.gr_orthogonal); certificate e_1.
     Used by the trend-only control: its per-sample SignGD limit Σ s_i is within the cosine tolerance
     of ŵ2 but not ŵ2."""
-    from .generators import gr_orthogonal
+    from ..data.generators import gr_orthogonal
 
     d_ = draw(d)
     n_ = min(draw(n), d_)

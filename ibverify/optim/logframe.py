@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import IbverifyError
-from .blocks import Params
-from . import geometry as geo
-from .geometry.base import as_matrix, polar as _polar
+from ..blocks import Params
+from .. import geometry as geo
+from ..geometry.base import as_matrix, polar as _polar
 
 NS5_COEFFS = (3.4445, -4.7750, 2.0315)
 

@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from . import IbverifyError, __version__
+from .. import IbverifyError, __version__
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
@@ -69,7 +69,7 @@ def _say(msg: str) -> None:
 
 # ---------------------------------------------------------------- claims
 def cmd_claims(args) -> int:
-    from .claims import load_registry
+    from ..claims import load_registry
 
     claims = load_registry(args.claims_dir)
     if args.markdown:
@@ -98,7 +98,7 @@ def markdown_table(claims) -> str:
 def _load(path, quiet: bool = False):
     """Load and validate a dataset and say "loaded N × d from FILE" on stdout (not with --json, whose
     output carries n, d and the inert coordinates instead; stderr is kept for the one-line error)."""
-    from .data import load_dataset
+    from ..data import load_dataset
 
     D = load_dataset(path)
     if not quiet:
@@ -114,7 +114,7 @@ def _data_json(path, D) -> dict:
 
 
 def _spec_from_args(args):
-    from .optim import OptimizerSpec
+    from ..optim import OptimizerSpec
 
     return OptimizerSpec(args.optimizer, batch_size=args.batch_size, order=args.order, lr=args.lr,
                          lr_decay=args.lr_decay, beta1=args.beta1, beta2=args.beta2, eps=args.eps,
@@ -156,7 +156,7 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
     Unavailable parts say why."""
     import numpy as np
 
-    from .oracles import max_margin, normalized_margin
+    from ..oracles import max_margin, normalized_margin
 
     u = w / np.linalg.norm(w)
     out: dict = {}
@@ -174,7 +174,7 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
         if n * d > PSTAR_MAX_ENTRIES:
             out["p_star_unavailable"] = f"not computed for n·d = {n * d} > {PSTAR_MAX_ENTRIES} (use ibverify predict)"
         else:
-            from .theory import predict
+            from ..theory import predict
 
             try:
                 pr = predict(Z, b=1 if spec.name == "adam-proxy" else b)
@@ -209,19 +209,19 @@ def _train_summary(name, r, D, out) -> list[str]:
 
 
 def cmd_train(args) -> int:
-    from .networks_bridge import is_network_run, run_network
+    from .network import is_network_run, run_network
 
     if is_network_run(args):
         return run_network(args)
     import numpy as np
 
-    from .oracles import normalized_margin
-    from .progress import Progress
+    from ..oracles import normalized_margin
+    from ..progress import Progress
 
     D = _load(args.data, quiet=args.quiet or args.json)
     spec = _spec_from_args(args).resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
-    from .engine import run  # numba: imported once the input is known to be good
+    from ..engine import run  # numba: imported once the input is known to be good
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
     try:
         r = run(D.Z, spec, steps, checkpoints=args.checkpoints, engine=args.engine, progress=bar.steps,
@@ -259,7 +259,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_margin(args) -> int:
-    from .oracles import max_margin
+    from ..oracles import max_margin
 
     D = _load(args.data, quiet=args.json)
     r = max_margin(D.Z, args.norm)
@@ -276,7 +276,7 @@ def cmd_margin(args) -> int:
 
 def cmd_predict(args) -> int:
     try:
-        from .theory import predict
+        from ..theory import predict
     except ImportError as e:
         raise IbverifyError(f"predict is not available: {e}") from None
     D = _load(args.data, quiet=args.json)
@@ -295,7 +295,7 @@ def cmd_predict(args) -> int:
 
 # ---------------------------------------------------------------- report / compare
 def cmd_report(args) -> int:
-    from .report import report_command
+    from ..report import report_command
 
     path = report_command(args.results, args.out)
     print(f"report written: {path}")
@@ -303,14 +303,14 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .report import compare_command
+    from ..report import compare_command
 
     return compare_command(args.baseline, args.results)
 
 
 # ---------------------------------------------------------------- parser
 def _optimizer_names() -> tuple[str, ...]:
-    from .optim.spec import NAMES
+    from ..optim.spec import NAMES
 
     return NAMES
 
@@ -361,7 +361,7 @@ def _add_train_parser(sub) -> None:
         if args is not None and not any(a in ("-h", "--help") or (a.startswith("-") and a.split("=")[0] not in known)
                                         for a in args):
             return False
-        from .networks_bridge import add_network_arguments
+        from .network import add_network_arguments
 
         add_network_arguments(parser)
         return True
@@ -384,7 +384,7 @@ def build_parser(full: bool = False) -> argparse.ArgumentParser:
     c.add_argument("--markdown", action="store_true", help="the README claim table")
     c.set_defaults(func=cmd_claims)
 
-    from .verify_cli import add_verify_parser
+    from .verify import add_verify_parser
 
     add_verify_parser(sub)
     _add_train_parser(sub)

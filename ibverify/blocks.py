@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -48,3 +49,8 @@ def fro(p: Params) -> float:
 
 def all_finite(p: Params) -> bool:
     return all(bool(np.all(np.isfinite(v))) for v in p.values())
+
+
+def cosine(a: Params, b: Params) -> float:
+    """cos∠(a, b) over all blocks."""
+    return inner(a, b) / math.sqrt(inner(a, a) * inner(b, b))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from . import datasets, models
+from .. import models
+from ..data import netdata as datasets
 
 
 @st.composite

@@ -6,15 +6,15 @@ import os
 import sys
 from pathlib import Path
 
-from . import IbverifyError
+from .. import IbverifyError
 
 
 def cmd_verify(args) -> int:
     """Run the selected claims (in this process, on a LocalCluster or on --scheduler), print one line
     per claim as it finishes, write the report; exit 0 iff every verdict is the expected one."""
-    from . import profiles
-    from .claims import load_registry, select
-    from .verify import verify
+    from .. import profiles
+    from ..claims import load_registry, select
+    from ..verify import verify
 
     profile = profiles.load(args.profile)
     claims = select(load_registry(args.claims_dir), args.ids, args.tier)
@@ -103,7 +103,7 @@ def _cache_root(args) -> Path | None:
     if args.cache:
         return Path(args.cache)
     if args.resume or args.tier == "full":
-        from .cache import default_root
+        from ..cache import default_root
 
         return default_root()
     return None
@@ -187,8 +187,8 @@ def _write_outputs(results: dict, out: Path, json_path: str | None, replace: boo
     """Merge the run into the report folder `out` (ibverify.report.publishing: other claims' rows and pages
     are kept, a run of another tier/seed goes to out/<tier>-seed<seed>/, concurrent runs wait on a lock;
     `replace`: a whole-tier run drops rows of claims it did not run); returns the index.html showing it."""
-    from .cli import _dump
-    from .report import publish
+    from .commands import _dump
+    from ..report import publish
 
     index = publish(results, out, json_path if json_path and json_path != "-" else None, replace=replace)
     if json_path == "-":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -12,11 +11,11 @@ import numpy as np
 
 from .. import IbverifyError
 from ..losses import check_loss
-from .blocks import Params, copy, inner
-from . import geometry as geo
-from .loss import evaluate
-from .optim import Optimizer, Scaled
-from .geometry.base import spectral as spectral_norm
+from ..blocks import Params, copy, inner
+from ..losses import evaluate
+from ..optim.logframe import Optimizer, Scaled
+from . import network_run as NR
+from .checkpoint import Saver
 
 
 def log_checkpoints(steps: int, k: int = 16, start: int = 1) -> list[int]:
@@ -100,8 +99,6 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
         raise IbverifyError(f"number of steps must be >= 1, got {steps}")
     t0 = time.perf_counter()
     if engine != "reference":
-        from ..engine import network_run as NR
-
         try:
             prob = NR.compile_problem(model, opt, theta0, X, y, loss)
         except NR.Unsupported as e:
@@ -154,9 +151,6 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
     Each checkpoint's record is one row [θ_t, log ℒ, q_min, align, track, adam_dev], so a saved run resumes
     with its evidence. Saves (and Ctrl-C) act after any chunk; the kernel is deterministic per step, so a
     resumed run is bit-identical to an uninterrupted one."""
-    from ..engine import network_run as NR
-    from ..engine.checkpoint import Saver
-
     cps = sorted({int(c) for c in (checkpoints or log_checkpoints(steps)) if 1 <= int(c) <= steps})
     opt.init(copy(theta0))
     st = NR.NetState(prob, theta0)
@@ -214,43 +208,3 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
     out.underflow.update(st.underflow())
     opt.t, opt.ctr.underflow = st.t, {k: v for k, v in st.underflow().items() if k != "all_weights"}
     return out
-
-
-# ----------------------------------------------------------------------------------------------- analysis
-
-def all_geometries(theta: Params, c: float = 1.0) -> dict:
-    gs = {"l2": geo.L2(), "linf": geo.Linf(), "msp": geo.MaxSpectral()}
-    if any(v.ndim == 2 for v in theta.values()) and any(v.ndim == 1 for v in theta.values()):
-        gs["hybrid"] = geo.Hybrid(c)
-    if len(theta) == 1 and next(iter(theta.values())).ndim == 2:
-        gs["spectral"] = geo.Spectral()
-    return gs
-
-
-def margins(model, theta: Params, X, y, c: float = 1.0) -> dict[str, float]:
-    """Normalized margin min_i y_i f(x_i;θ)/‖θ‖^L in every applicable geometry."""
-    return {name: g.margin(model, theta, X, y) for name, g in all_geometries(theta, c).items()}
-
-
-def signatures(model, theta: Params, c: float = 1.0) -> dict[str, float]:
-    """Structural KKT signatures (0 at a KKT point of the respective geometry, §3.3 of the spec):
-    l2_balance     max_k/min_k of ‖θ_k‖²/L_k, minus 1 (two-layer: |‖W‖_F²/(q‖a‖²) − 1| up to the max/min form)
-    msp_equal      1 − min_k ‖W_k‖_sp / max_k ‖W_k‖_sp over blocks of positive degree
-    linf_saturate  1 − min_k max|θ_k| / ‖θ‖_∞ (every block must reach the global max)
-    hybrid_balance |c‖W‖_msp / ‖u‖_∞ − 1| (when there are matrix and vector blocks)."""
-    ks = [k for k in theta if model.degrees[k] > 0]
-    b = [float(np.sum(theta[k] ** 2)) / model.degrees[k] for k in ks]
-    sp = [spectral_norm(theta[k]) for k in ks]
-    mx = [float(np.max(np.abs(theta[k]))) for k in ks]
-    out = {"l2_balance": max(b) / min(b) - 1.0, "msp_equal": 1.0 - min(sp) / max(sp),
-           "linf_saturate": 1.0 - min(mx) / max(mx)}
-    h = geo.Hybrid(c)
-    mats, vecs = h.split(theta)
-    if mats and vecs:
-        w, u = h.parts(theta)
-        out["hybrid_balance"] = abs(w / u - 1.0)
-    return out
-
-
-def cosine(a: Params, b: Params) -> float:
-    return inner(a, b) / math.sqrt(inner(a, a) * inner(b, b))
