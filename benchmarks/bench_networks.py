@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from ibverify.data import netdata as datasets  # noqa: E402
 from ibverify import models  # noqa: E402
 from ibverify.optim import logframe as optim  # noqa: E402
-from ibverify.engine import train  # noqa: E402
+from ibverify.engine import block as train  # noqa: E402
 
 WIDTH, N, D = 16, 30, 6
 ETA, P, B1, B2 = 0.05, 0.8, 0.9, 0.999
@@ -50,7 +50,7 @@ def problem():
 
 
 def make_opt(name, theta0):
-    return optim.make_optimizer(name, eta0=ETA, p=P, beta=B1, beta2=B2, eta_m=ETA, eta_a=ETA / 2, params=theta0,
+    return optim.make_optimizer(name, lr=ETA, lr_decay=P, beta1=B1, beta2=B2, lr_matrix=ETA, lr_vector=ETA / 2, params=theta0,
                                 warn=False)
 
 

@@ -13,6 +13,7 @@ Status and expectation:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import inspect
@@ -21,7 +22,7 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from . import IbverifyError
 from .evidence import Outcome
@@ -97,6 +98,17 @@ class CheckContext:
     cache: Any = None
     on_example: Callable[[], None] = lambda: None
     map_examples: Callable[[Callable, list], list] | None = None
+    store: Any = None      # the run store (ibverify.engine.store.RunStore); None: the process's store
+    registry: Mapping[str, "Claim"] | None = None  # claims by id, for checks over other claims' runs
+
+    def family(self, claim_id: str, **overrides) -> "CheckContext":
+        """The context of another claim (its tier parameters, convention and hypothesis seed, `overrides` on top),
+        keeping this context's tier, seed, store and hooks."""
+        reg = self.registry if self.registry is not None else {c.id: c for c in load_registry()}
+        if claim_id not in reg:
+            raise IbverifyError(f"{self.claim.id}: unknown family claim {claim_id!r}")
+        c = reg[claim_id]
+        return dataclasses.replace(self, claim=c, params={**c.convention, **c.params_for(self.tier), **overrides})
 
     def tol(self, name: str) -> float:
         return self.claim.tol(name)

@@ -271,6 +271,16 @@ class DeepReLU(_Base):
         return out
 
 
+INIT_SEED_OFFSET = 1000  # θ0's random stream is kept apart from the data's, which may use the same seed
+
+
+def initial_point(model, seed: int | None, scale: float = 0.5) -> Params:
+    """θ0 of a run: zero for seed None, else the model's random init from the stream of `seed`."""
+    if seed is None:
+        return {k: np.zeros(s) for k, s in model.blocks.items()}
+    return model.init(np.random.default_rng(INIT_SEED_OFFSET + int(seed)), scale)
+
+
 def make_model(kind: str, d: int, *, width: int = 16, q: float = 2.0, depth: int = 2,
                p: int | None = None, r: int | None = None) -> _Base:
     """Factory used by the CLI and the checks."""

@@ -14,29 +14,22 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
 
 import numpy as np
 
-from ..cache import shared_value
 from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
 from ..data import netdata as datasets
 from ..oracles import kkt
 from .. import models
-from ..optim import logframe as optim
-from ..engine import train
+from ..engine import log_checkpoints, run
+from ..engine.store import RunStore
+from ..optim import OptimizerSpec, info
+from ..optim.logframe import ScheduleWarning, check_schedule
 from .. import geometry as geo
 from ..blocks import inner
 from ..geometry import analysis
 from ..geometry.base import polar
-
-# per-optimizer base rate η0 (unit balls differ in size between geometries; see docs in the claim files)
-ETA0 = {"nsd-l2": 0.5, "momentum-gd": 0.5, "nsd-linf": 0.1, "signum": 0.1, "adam": 0.1,
-        "nsd-spectral": 0.3, "nsd-msp": 0.3, "muon": 0.3, "muon-ns5": 0.3}
-
-_RUNS: dict[tuple, Any] = {}
-
 
 # ------------------------------------------------------------------------------------------- building blocks
 
@@ -63,52 +56,29 @@ def _model(cfg: dict, data):
     return models.make_model(kind, d, width=cfg.get("width", 16), q=cfg.get("q", 2.0), depth=cfg.get("depth", 2))
 
 
-def _optimizer(cfg: dict, model, theta0, warn=True):
-    name = cfg["optimizer"]
-    eta_m = cfg.get("eta_m")
-    eta_a = cfg.get("eta_a")
-    if name == "muon-adam" and "ratio" in cfg:
-        eta_m = eta_m or 0.1
-        eta_a = eta_m * cfg["ratio"]
-    return optim.make_optimizer(name, eta0=cfg.get("eta0", ETA0.get(name, 0.1)), p=cfg.get("p", 0.8),
-                                beta=cfg.get("beta", 0.9), beta2=cfg.get("beta2", 0.99),
-                                bias_correction=cfg.get("bias_correction", True), eps=cfg.get("eps", 0.0),
-                                eta_m=eta_m if eta_m is not None else 0.1, eta_a=eta_a if eta_a is not None else 0.1,
-                                params=theta0, L=model.L, warn=warn)
+def run_spec(cfg: dict) -> OptimizerSpec:
+    """The optimizer of a run configuration (Muon-Adam's `ratio` sets lr_vector = lr_matrix · ratio)."""
+    if cfg["optimizer"] == "muon-adam" and "ratio" in cfg:
+        lm = cfg.get("lr_matrix") or info("muon-adam").default("lr_matrix")
+        cfg = {**cfg, "lr_matrix": lm, "lr_vector": lm * cfg["ratio"]}
+    return OptimizerSpec.from_params(cfg)
 
 
-RUN_KEYS = ("data", "n", "d", "teacher_width", "teacher_q", "rows", "cols", "data_seed", "model", "width", "q", "depth",
-            "optimizer", "eta0", "eta_m", "eta_a", "ratio", "p", "beta", "beta2", "bias_correction", "eps", "steps",
-            "checkpoints", "start", "init_scale", "zero_init", "loss")
-
-
-def _key(cfg: dict, seed: int) -> tuple:
-    """Cache key: only the keys that change a run (claims differ in tolerances and conventions' notes)."""
-    c = {k: cfg[k] for k in RUN_KEYS if k in cfg}
-    c.setdefault("eta0", ETA0.get(cfg["optimizer"], 0.1))
-    return (seed,) + tuple(sorted(c.items()))
-
-
-def get_run(cfg: dict, seed: int, warn: bool = True):
-    """(run, model, data, optimizer) for a configuration and seed; cached per process, and shared between
-    processes through cache.shared_value (a claim and its controls on two Dask workers train once)."""
-    key = _key(cfg, seed)
-    if key in _RUNS:
-        return _RUNS[key]
+def get_run(ctx: CheckContext, cfg: dict, seed: int, warn: bool = True):
+    """(run, model, data, optimizer) for a configuration and seed, from the context's run store (a claim and its
+    controls, also on two Dask workers, train each run once). θ0 = 0 for a degree-1 model unless zero_init is
+    false, else drawn with the example's seed."""
+    spec = run_spec(cfg)
+    store = ctx.store or RunStore.process()
     data = _data(cfg, cfg.get("data_seed", seed))
     model = _model(cfg, data)
-    rng = np.random.default_rng(1000 + seed)
-    if model.L == 1 and cfg.get("zero_init", True):
-        theta0 = {k: np.zeros(s) for k, s in model.blocks.items()}
-    else:
-        theta0 = model.init(rng, cfg.get("init_scale", 0.5))
-    opt = _optimizer(cfg, model, theta0, warn=warn)
+    init = None if model.L == 1 and cfg.get("zero_init", True) else seed
     steps = int(cfg["steps"])
-    cps = train.log_checkpoints(steps, int(cfg.get("checkpoints", 10)), int(cfg.get("start", max(10, steps // 20))))
-    r = shared_value("network-run", key, lambda: train.run(model, data.X, data.y, opt, steps, theta0,
-                                                           loss=cfg.get("loss", "logistic"), checkpoints=cps))
-    _RUNS[key] = (r, model, data, opt)
-    return _RUNS[key]
+    cps = log_checkpoints(steps, int(cfg.get("checkpoints", 10)), int(cfg.get("start", max(10, steps // 20))))
+    r = store.get("network-run", RunStore.key(cfg, spec, seed),
+                  lambda: run(data, spec, steps, model=model, init_seed=init, init_scale=cfg.get("init_scale", 0.5),
+                              checkpoints=cps, warn=warn))
+    return r, model, data, r.optimizer
 
 
 def _sep(r) -> list[int]:
@@ -285,8 +255,8 @@ def _cases(ctx: CheckContext) -> list[dict]:
 
 
 def _late(r, frac: float) -> list[int]:
-    T = r.steps[-1]
-    return [i for i, t in enumerate(r.steps) if t >= frac * T]
+    T = r.checkpoints[-1]
+    return [i for i, t in enumerate(r.checkpoints) if t >= frac * T]
 
 
 def momentum_tracks(ctx: CheckContext) -> Outcome:
@@ -301,20 +271,20 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
         for seed in _seeds(ctx):
             with warnings.catch_warnings():
                 if not warn:
-                    warnings.simplefilter("ignore", optim.ScheduleWarning)
-                r, model, data, opt = get_run(case, seed, warn=warn)
-            tag = f"{case['optimizer']}/p={case.get('p', 0.8)}/s{seed}"
+                    warnings.simplefilter("ignore", ScheduleWarning)
+                r, model, data, opt = get_run(ctx, case, seed, warn=warn)
+            tag = f"{case['optimizer']}/p={case['lr_decay']}/s{seed}"
             vals = r.adam_dev if case["optimizer"] == "adam" else r.track
             t_from = case.get("trend_start", 0)
-            idx = [i for i in range(len(r.steps)) if math.isfinite(vals[i]) and r.steps[i] >= t_from]
-            ts, ys = [r.steps[i] for i in idx], [vals[i] for i in idx]
+            idx = [i for i in range(len(r.checkpoints)) if math.isfinite(vals[i]) and r.checkpoints[i] >= t_from]
+            ts, ys = [r.checkpoints[i] for i in idx], [vals[i] for i in idx]
             series.append(Series(f"{tag} tracking residual", ts, ys, ylabel="momentum − gradient (dual norm)",
                                  group="tracking"))
             s = log_slope(ts, ys)
             late = max(vals[i] for i in _late(r, ctx.params.get("late_frac", 0.5)))
             figs[f"late_max[{tag}]"] = late
             figs[f"slope[{tag}]"] = s
-            figs[f"schedule_ok[{tag}]"] = float(optim.check_schedule(case.get("p", 0.8), model.L, warn=False))
+            figs[f"schedule_ok[{tag}]"] = float(check_schedule(case["lr_decay"], model.L, warn=False))
             if not s < ctx.tol("slope_max"):
                 why.append(f"{tag}: residual does not shrink (slope {_fmt(s)} ≥ {ctx.tol('slope_max'):g})")
             if bound and not late <= tmax:
@@ -323,10 +293,6 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
     return Outcome(holds=not why, figure=f"late tracking residual ≤ {_fmt(max(lates))}", figures=figs, series=series,
                    examples=len(lates), details="; ".join(why) or f"{'bound' if bound else 'trend'} mode: as claimed",
                    counterexample={"failures": why} if why else None)
-
-
-OWN = {"momentum-gd": "l2", "nsd-l2": "l2", "signum": "linf", "adam": "linf", "nsd-linf": "linf",
-       "muon": "msp", "muon-ns5": "msp", "muon-signum": "hybrid", "muon-adam": "hybrid"}
 
 
 def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[str]) -> tuple[list[dict], dict]:
@@ -338,9 +304,9 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
             for name in optimizers:
                 cfg = {**{k: v for k, v in ctx.params.items() if k not in ("datasets", "optimizers", "seeds", "cases")},
                        **dcfg, "optimizer": name}
-                cfg.pop("eta_overrides", None)
-                cfg["eta0"] = ctx.params.get("eta_overrides", {}).get(name, ETA0.get(name, 0.1))
-                r, model, data, opt = get_run(cfg, seed)
+                cfg.pop("lr_overrides", None)
+                cfg["lr"] = ctx.params.get("lr_overrides", {}).get(name, info(name).default("lr"))
+                r, model, data, opt = get_run(ctx, cfg, seed)
                 if r.q_min[-1] <= 0:
                     marg[name] = {g: float("nan") for g in ("l2", "linf", "msp")}
                 else:
@@ -349,8 +315,8 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
                 for g, v in marg[name].items():
                     figs[f"margin_{g}[{dcfg['data']}/{name}/s{seed}]"] = v
             for g in ("l2", "linf", "msp"):
-                own = [o for o in optimizers if OWN.get(o) == g]
-                other = [o for o in optimizers if OWN.get(o) != g]
+                own = [o for o in optimizers if info(o).geometry == g]
+                other = [o for o in optimizers if info(o).geometry != g]
                 if not own or not other:
                     continue
                 winner = max(optimizers, key=lambda o: marg[o][g] if math.isfinite(marg[o][g]) else -np.inf)
@@ -403,9 +369,9 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
         row = {"seed": seed}
         for name in ("muon", "muon-ns5"):
             cfg = {**{k: v for k, v in ctx.params.items() if k not in ("seeds",)}, "optimizer": name}
-            r, model, data, opt = get_run(cfg, seed)
+            r, model, data, opt = get_run(ctx, cfg, seed)
             idx = _sep(r)
-            ts = [r.steps[i] for i in idx]
+            ts = [r.checkpoints[i] for i in idx]
             fen = [kkt.kkt_residual(geo.MaxSpectral(), model, r.thetas[i], data.X, data.y).fenchel for i in idx]
             series.append(Series(f"{name}/s{seed} msp KKT residual", ts, fen, ylabel="Fenchel KKT residual",
                                  group="kkt"))

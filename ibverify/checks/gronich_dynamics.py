@@ -24,9 +24,9 @@ import math
 
 import numpy as np
 
-from ..claims import CheckContext, load_registry
+from ..claims import CheckContext
 from ..evidence import Outcome, Series
-from ..optim import logframe as optim
+from ..optim import info
 from ..blocks import fro, inner
 from ..strategies.network import network_example
 from . import gronich_score as S
@@ -34,17 +34,10 @@ from . import rules
 from .gronich_nets import _tag, run_example
 from .prop import Example, run_property
 
-_REG: dict = {}
-
-
 def family(ctx: CheckContext, claim_id: str) -> CheckContext:
-    """The context of the family claim (its tier params, its hypothesis seed) with this claim's seed; the claim's
-    `run_overrides` (e.g. another schedule exponent p) replace run parameters, making separate runs."""
-    if not _REG:
-        _REG.update({c.id: c for c in load_registry()})
-    c = _REG[claim_id]
-    return dataclasses.replace(ctx, claim=c, params={**c.convention, **c.params_for(ctx.tier),
-                                                     **ctx.params.get("run_overrides", {})})
+    """The family claim's context (its tier params, its hypothesis seed) with this claim's `run_overrides`
+    (e.g. another schedule exponent) on top, making separate runs."""
+    return ctx.family(claim_id, **ctx.params.get("run_overrides", {}))
 
 
 def cosine(a, b) -> float:
@@ -53,12 +46,12 @@ def cosine(a, b) -> float:
 
 def at(run, t: float) -> int:
     """Index of the last checkpoint at a step ≤ t (within rounding)."""
-    return max(i for i, s in enumerate(run.steps) if s <= t * (1 + 1e-9))
+    return max(i for i, s in enumerate(run.checkpoints) if s <= t * (1 + 1e-9))
 
 
 @dataclasses.dataclass
 class Trajectory:
-    steps: list[int]
+    checkpoints: list[int]
     thetas: list[dict]
 
 
@@ -72,8 +65,8 @@ def spiral(T: int, omega: float = 0.5) -> Trajectory:
 
 def direction_gap(traj, lag: float = 100.0) -> tuple[list[int], list[float]]:
     """δ(t) = 1 − cos(θ_{t/lag}, θ_t) at t = T/10 and T."""
-    T = traj.steps[-1]
-    ts = [traj.steps[at(traj, T / 10)], T]
+    T = traj.checkpoints[-1]
+    ts = [traj.checkpoints[at(traj, T / 10)], T]
     return ts, [1 - cosine(traj.thetas[at(traj, t / lag)], traj.thetas[at(traj, t)]) for t in ts]
 
 
@@ -113,10 +106,11 @@ def directional_convergence(ctx: CheckContext) -> Outcome:
             r, model, data, opt = separated_run(fctx, ex)
             ts, d = direction_gap(r)
             G = opt.geometry
-            soft = [abs(-r.log_loss[i] - r.q_min[i]) / G.norm(r.thetas[i]) ** model.L for i in range(len(r.steps))]
+            soft = [abs(-r.log_loss[i] - r.q_min[i]) / G.norm(r.thetas[i]) ** model.L
+                    for i in range(len(r.checkpoints))]
             k = len(lines)
             series.append(Series(f"{fam} {_tag(ex)} δ(t)", ts, d, ylabel="1 − cos(θ_{t/100}, θ_t)", group="direction"))
-            series.append(Series(f"{fam} {_tag(ex)} soft − hard margin", r.steps, soft, ylabel="|γ̃ − γ|",
+            series.append(Series(f"{fam} {_tag(ex)} soft − hard margin", r.checkpoints, soft, ylabel="|γ̃ − γ|",
                                  group="soft margin"))
             why = []
             if not rules.closeness(d[-1], dmax):
@@ -146,14 +140,14 @@ def approx_steepest(ctx: CheckContext) -> Outcome:
 
         def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
             r, model, data, opt = separated_run(fctx, ex)
-            name = ctx.params.get("norm") or optim.OWN_GEOMETRY[opt.name]
+            name = ctx.params.get("norm") or info(opt.name).geometry
             G = S.geometry(name, getattr(opt.geometry, "c", 1.0))
-            theta0 = r_theta0(fctx, ex, model)
-            nus = np.cumsum([opt.nu(t) for t in range(1, r.steps[-1] + 1)])
-            late = last_decade(r.steps)
-            R = [G.norm({k: r.thetas[i][k] - theta0[k] for k in theta0}) / nus[r.steps[i] - 2] for i in late]
+            theta0 = r.theta0
+            nus = np.cumsum([opt.nu(t) for t in range(1, r.checkpoints[-1] + 1)])
+            late = last_decade(r.checkpoints)
+            R = [G.norm({k: r.thetas[i][k] - theta0[k] for k in theta0}) / nus[r.checkpoints[i] - 2] for i in late]
             dev = [abs(1 - r.align[i]) for i in late]
-            ts = [r.steps[i] for i in late]
+            ts = [r.checkpoints[i] for i in late]
             k = len(lines)
             series.append(Series(f"{fam} {_tag(ex)} |1 − r_t|", ts, [max(x, 1e-16) for x in dev], ylabel="|1 − r_t|",
                                  group="alignment"))
@@ -177,12 +171,6 @@ def approx_steepest(ctx: CheckContext) -> Outcome:
                    figures=figs, series=series, examples=len(rs), details=" | ".join(lines))
 
 
-def r_theta0(fctx: CheckContext, ex: dict, model) -> dict:
-    """The initialization the run started from (gronich.get_run's rng for this example's seed)."""
-    rng = np.random.default_rng(1000 + int(ex["seed"]))
-    return model.init(rng, fctx.params.get("init_scale", 0.5))
-
-
 def momentum_tracks(ctx: CheckContext) -> Outcome:
     """Lemma (momentum ≈ gradient): ‖m_t/‖m_t‖_* − g_t/‖g_t‖_*‖_* (MSD), max |m̂/√v̂ − sign g| on significant
     coordinates (Adam) is ≤ track_max at the horizon or falling over the last decade (fast tier), ≤ track_max at
@@ -195,9 +183,9 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
 
         def evaluate(ex: dict, fctx=fctx, fam=fam) -> Example:
             r, model, data, opt = separated_run(fctx, ex)
-            late = last_decade(r.steps)
+            late = last_decade(r.checkpoints)
             vals = r.adam_dev if math.isfinite(r.adam_dev[-1]) else r.track
-            ts, ys = [r.steps[i] for i in late], [vals[i] for i in late]
+            ts, ys = [r.checkpoints[i] for i in late], [vals[i] for i in late]
             k = len(lines)
             series.append(Series(f"{fam} {_tag(ex)}", ts, [max(y, 1e-18) for y in ys],
                                  ylabel="momentum − gradient (dual norm) / Adam ratio − sign", group="tracking"))

@@ -16,15 +16,15 @@ optimum of a wrong geometry (`judge`).
 from __future__ import annotations
 
 
-import numpy as np
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
 from ..data import netdata as datasets
 from ..oracles import kkt
 from .. import models
-from ..optim import logframe as optim
-from ..engine import train
+from ..engine import log_checkpoints, run
+from ..engine.store import RunStore
+from ..optim import OptimizerSpec, info
 from .. import geometry as geo
 from ..strategies.network import linear_example
 from . import rules
@@ -75,26 +75,16 @@ def problem(ex: dict):
     return MatrixVectorLinear(ex["p"], ex["r"], ex["k"]), d
 
 
-_RUNS: dict = {}
-
-
-def train_linear(ex: dict, p: dict):
-    """Train from θ = 0 (cached per process by the example and the optimizer settings)."""
-    key = (tuple(sorted(ex.items())), tuple(sorted((k, p[k]) for k in ("optimizer", "eta0", "eta_m", "eta_a", "p",
-                                                                     "beta", "beta2", "steps") if k in p)))
-    if key in _RUNS:
-        return _RUNS[key]
+def train_linear(ctx: CheckContext, ex: dict, p: dict):
+    """Train from θ = 0 (the run store keeps it: a claim and its control train each example once)."""
+    spec = OptimizerSpec.from_params(p)
     model, data = problem(ex)
-    theta0 = {k: np.zeros(s) for k, s in model.blocks.items()}
-    eta0 = float(p.get("eta0", 0.1))
-    opt = optim.make_optimizer(p["optimizer"], eta0=eta0, p=float(p["p"]), beta=float(p.get("beta", 0.9)),
-                               beta2=float(p.get("beta2", 0.9)), bias_correction=True, eps=0.0,
-                               eta_m=p.get("eta_m"), eta_a=p.get("eta_a"), params=theta0, L=1, warn=False)
     steps = int(p["steps"])
-    cps = train.log_checkpoints(steps, int(p.get("checkpoints", 5)), max(1, steps // 100))
-    r = train.run(model, data.X, data.y, opt, steps, theta0, loss=p.get("loss", "logistic"), checkpoints=cps)
-    _RUNS[key] = (r, model, data, opt)
-    return _RUNS[key]
+    cps = log_checkpoints(steps, int(p.get("checkpoints", 5)), max(1, steps // 100))
+    key = (tuple(sorted(ex.items())), steps, tuple(cps), tuple(sorted(spec.to_json().items())))
+    r = (ctx.store or RunStore.process()).get("linear-run", key, lambda: run(data, spec, steps, model=model,
+                                                                            checkpoints=cps, warn=False))
+    return r, model, data, r.optimizer
 
 
 def judged_geometry(name: str, opt):
@@ -111,8 +101,8 @@ def linear_certified(ctx: CheckContext) -> Outcome:
     series, figs, lines, skipped = [], {}, [], []
 
     def evaluate(ex: dict) -> Example:
-        r, model, data, opt = train_linear(ex, p)
-        G = judged_geometry(p.get("judge") or optim.OWN_GEOMETRY[p["optimizer"]], opt)
+        r, model, data, opt = train_linear(ctx, ex, p)
+        G = judged_geometry(p.get("judge") or info(p["optimizer"]).geometry, opt)
         _, cert = kkt.certified_max_margin(G, model, data.X, data.y, cert_tol)
         if p.get("rival"):   # only data on which the judged geometry and the rival one have different optima
             alt, _ = kkt.certified_max_margin(judged_geometry(p["rival"], opt), model, data.X, data.y, cert_tol)
@@ -123,23 +113,23 @@ def linear_certified(ctx: CheckContext) -> Outcome:
                 reject()
         gaps = [1 - G.margin(model, th, data.X, data.y) / cert.upper for th in r.thetas]
         k = len(lines)
-        series.append(Series(f"{p['optimizer']} in {G.name}: 1 − γ/γ*", r.steps, gaps, ylabel="margin gap",
+        series.append(Series(f"{p['optimizer']} in {G.name}: 1 − γ/γ*", r.checkpoints, gaps, ylabel="margin gap",
                              group=f"example {k}: {ex}"))
-        rf = rate(r.steps, gaps, gap_max, 1.0)
-        close, falls = rules.closeness(gaps[-1], gap_max), rules.falling(r.steps, gaps, 1.0, min_drop)
+        rf = rate(r.checkpoints, gaps, gap_max, 1.0)
+        close, falls = rules.closeness(gaps[-1], gap_max), rules.falling(r.checkpoints, gaps, 1.0, min_drop)
         figs.update({f"gap[{k}]": gaps[-1], f"gap_slope[{k}]": rf.slope, f"certificate_gap[{k}]": cert.gap,
                      f"optimum[{k}]": cert.upper})
         lines.append(f"{ex}: gap {gaps[-1]:.3g} (γ* ∈ [{cert.lower:.6g}, {cert.upper:.6g}]), {rf.describe(gap_max)}")
         why = []
         if not close:
-            why.append(f"margin gap {gaps[-1]:.3g} > {gap_max:g} at T = {r.steps[-1]}")
+            why.append(f"margin gap {gaps[-1]:.3g} > {gap_max:g} at T = {r.checkpoints[-1]}")
         if not falls:
             why.append(f"margin gap not falling over the last decade ({gaps[0]:.3g} … {gaps[-1]:.3g})")
         return Example(close and falls, {"gap": gaps[-1]}, reason="; ".join(why), description=str(ex), inputs=ex)
 
     res = run_property(ctx, linear_example(kind), evaluate)
     gaps = [e.figures.get("gap", float("nan")) for e in res.examples]
-    judge = p.get("judge") or optim.OWN_GEOMETRY[p["optimizer"]]
+    judge = p.get("judge") or info(p["optimizer"]).geometry
     return Outcome(holds=res.holds,
                    figure=f"{len(gaps)} example(s): {p['optimizer']} margin gap to the certified {judge} optimum "
                           f"≤ {max(gaps):.3g} at T = {int(p['steps']):.2g} (bound {gap_max:g})",

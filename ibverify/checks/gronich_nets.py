@@ -18,13 +18,14 @@ from hypothesis import reject
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
-from ..optim import logframe as optim
+from ..optim import info
+from ..optim.table import KNOBS
 from ..strategies.network import network_example
 from . import gronich_score as S
+from .gronich import get_run
 from .prop import Example, run_property
 
-RUN_PARAMS = ("model", "depth", "q", "p", "beta", "beta2", "bias_correction", "eps", "eta0", "eta_m", "eta_a", "ratio",
-              "loss", "optimizer", "steps", "init_scale")
+RUN_PARAMS = ("model", "depth", "q", "loss", "optimizer", "steps", "init_scale", "ratio", *KNOBS)
 
 
 def family_ctx(ctx: CheckContext) -> CheckContext:
@@ -37,14 +38,12 @@ def family_ctx(ctx: CheckContext) -> CheckContext:
 
 def run_example(ctx: CheckContext, ex: dict, decades: float = 1.0):
     """Train (or fetch from the cache) one example; 13 log-spaced checkpoints over the last three decades."""
-    from .gronich import get_run
-
     cfg = {k: ctx.params[k] for k in RUN_PARAMS if k in ctx.params}
     cfg.update({k: v for k, v in ex.items() if k != "seed"})
     steps = int(cfg["steps"])
     cfg["start"] = max(1, steps // 1000)          # T/1000 … T, 4 per decade: shared with the direction checks
     cfg["checkpoints"] = 13
-    return get_run(cfg, int(ex["seed"]), warn=False)
+    return get_run(ctx, cfg, int(ex["seed"]), warn=False)
 
 
 def _tag(ex: dict) -> str:
@@ -70,7 +69,7 @@ def network_kkt(ctx: CheckContext) -> Outcome:
 def _one(ctx: CheckContext) -> Outcome:
     p = ctx.params
     opt_name = p["optimizer"]
-    own = p.get("judge") or optim.OWN_GEOMETRY[opt_name]
+    own = p.get("judge") or info(opt_name).geometry
     decades, factor, min_drop = float(p.get("decades", 1.0)), ctx.tol("factor"), ctx.tol("min_drop")
     bound = float(p.get("rate_bound", 0.05))
     sig_max = ctx.tol("signature_max") if p.get("bound", False) else None

@@ -65,12 +65,12 @@ def score(run, model, data, c: float = 1.0, decades: float = 1.0, geometries: li
           points: int | None = 4) -> Scores:
     """Residuals and signatures in every geometry at (at most `points` of) the separated checkpoints of the last
     `decades` decades."""
-    T = run.steps[-1]
-    idx = [i for i, t in enumerate(run.steps) if t >= T / 10 ** decades * (1 - 1e-12) and run.q_min[i] > 0]
+    T = run.checkpoints[-1]
+    idx = [i for i, t in enumerate(run.checkpoints) if t >= T / 10 ** decades * (1 - 1e-12) and run.q_min[i] > 0]
     if points and len(idx) > points:   # first, last and evenly spread (in log-step) in between
         idx = [idx[round(j * (len(idx) - 1) / (points - 1))] for j in range(points)]
     names = geometries or applicable(model)
-    sc = Scores([run.steps[i] for i in idx], c=c)
+    sc = Scores([run.checkpoints[i] for i in idx], c=c)
     if idx:
         sc.move = 1.0 - cosine(run.thetas[idx[0]], run.thetas[idx[-1]])
     for g in names:

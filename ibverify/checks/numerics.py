@@ -26,7 +26,7 @@ import numpy as np
 from ..claims import CheckContext
 from ..data import gr
 from ..engine import run
-from ..engine.run import check_data, iterate_chain
+from ..engine.vector import check_data, iterate_chain
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..optim.backend import MPMath
@@ -44,7 +44,7 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
     for fam in p["families"]:
         kw = {k: v for k, v in fam.items() if k not in ("name", "data")}
         Z = data[fam.get("data", "gr")]
-        spec = OptimizerSpec(fam["name"], **{"lr": p["lr"], "beta1": p["beta1"], "beta2": p["beta2"], **kw})
+        spec = OptimizerSpec.from_params(p, name=fam["name"], **kw)
         ctx.progress(f"{fam['name']} {kw}")
         fast = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], log_frame=p["log_frame"])
         exact = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], engine="mpmath", dps=p["dps"])

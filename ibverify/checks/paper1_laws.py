@@ -53,8 +53,7 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
         sv = l2.support
         for b2 in p["beta2s"]:
             ctx.progress(f"seed {seed}, β2 = {b2}")
-            spec = OptimizerSpec("inc-adam", beta1=0.0, beta2=float(b2), lr=p.get("lr", 0.1),
-                                 lr_decay=p.get("lr_decay", 0.3))
+            spec = OptimizerSpec.from_params(p, name="inc-adam", beta1=0.0, beta2=float(b2))
             r = run(Z, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 25)))
             nw2 = np.sum(r.ws * r.ws, axis=1)
             gap = 1 - r.ws @ l2.direction / np.sqrt(nw2)
@@ -285,7 +284,7 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
     rows, series, holds = [], [], True
     for s in p["data_seeds"]:
         Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
-        spec = OptimizerSpec("adam-proxy", lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5))
+        spec = OptimizerSpec.from_params(p, name="adam-proxy")
         r = run(Z, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 25)))
         Q = proxy_quantities(Z, r.ws)
         if q.startswith("cauchy"):
@@ -365,7 +364,7 @@ def cor32_weights(ctx: CheckContext) -> Outcome:
         Z = cert.dataset.Z
         n, d = Z.shape
         assume(np.linalg.matrix_rank(Z) == n)  # the decomposition w1 − w0 = Σ c_j z_j must be unique
-        spec = OptimizerSpec(p["optimizer"], beta1=b1, beta2=b2, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5))
+        spec = OptimizerSpec.from_params(p, beta1=b1, beta2=b2)
         per_epoch = n if p["optimizer"] == "inc-adam" else 1
         R = np.unique(np.geomspace(10, int(p["epochs"]), int(p.get("points", 8))).astype(np.int64))
         cps = np.unique(np.r_[R * per_epoch, (R + 1) * per_epoch])

@@ -29,7 +29,8 @@ from .. import IbverifyError
 from ..claims import CheckContext
 from ..strategies import linear as S
 from ..engine import run
-from ..engine.run import iterate_chain
+from ..engine.store import RunStore
+from ..engine.vector import iterate_chain
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..optim.backend import Float64
@@ -73,18 +74,11 @@ def _size_kw(p: dict) -> dict:
 
 
 def resumable(ctx: CheckContext, Z: np.ndarray, spec: OptimizerSpec, steps: int) -> dict:
-    """With `resumable = true` (full tier) each run checkpoints under $IBVERIFY_CACHE (default
-    .ibverify-cache/) and a re-run of the claim continues where a killed one stopped."""
-    if not ctx.params.get("resumable"):
+    """With `resumable = true` (full tier) and the resume cache on, each run checkpoints in the claim's cache
+    folder (the run store's checkpoint path) and a re-run of the claim continues where a killed one stopped."""
+    if not ctx.params.get("resumable") or ctx.cache is None:
         return {}
-    import hashlib
-    import os
-    from pathlib import Path
-
-    key = hashlib.sha256(Z.tobytes() + repr((ctx.claim.id, spec, steps)).encode()).hexdigest()[:20]
-    path = Path(os.environ.get("IBVERIFY_CACHE", ".ibverify-cache")) / ctx.claim.id / f"{key}.ckpt"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return {"save_to": str(path), "resume": path.exists(), "save_every": 10.0}
+    return RunStore.checkpoint(ctx.cache.folder / "runs", ctx.claim.id, Z.tobytes() + repr((spec, steps)).encode())
 
 
 def gap_series(Z: np.ndarray, ws: np.ndarray, target: str) -> tuple[np.ndarray, dict]:
@@ -113,10 +107,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
         b = p.get("batch_size")
         if b == "drawn":
             b = 1 + bseed % D.n
-        spec = OptimizerSpec(p["optimizer"], batch_size=b, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5),
-                             beta1=b1, beta2=b2, eps=p.get("eps", 0.0),
-                             bias_correction=p.get("bias_correction", False), order=p.get("order", "cyclic"),
-                             loss=loss, seed=bseed).resolved(D.n)
+        spec = OptimizerSpec.from_params(p, batch_size=b, beta1=b1, beta2=b2, loss=loss, seed=bseed).resolved(D.n)
         steps = int(p["epochs"]) * (D.n // spec.batch_size if spec.batch_size < D.n else 1)
         desc = f"n={D.n} d={D.d} β1={b1:.3g} β2={b2:.3g} b={spec.batch_size} {loss}"
         r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), progress=step_progress(ctx, desc),
@@ -206,7 +197,8 @@ def v_isotropic(ctx: CheckContext) -> Outcome:
     def evaluate(ex) -> Example:
         cert, (b1, b2), _, loss = ex
         Z = cert.dataset.Z
-        spec = OptimizerSpec("inc-adam", beta1=b1, beta2=b2, loss=loss).resolved(cert.dataset.n)
+        spec = OptimizerSpec.from_params({"optimizer": "inc-adam"}, beta1=b1, beta2=b2, loss=loss)
+        spec = spec.resolved(cert.dataset.n)
         worst, xs, ys = 0.0, [], []
         for t, _w, _g, state in iterate_chain(Z, spec, Float64()):
             v = state[0][1]
@@ -270,7 +262,8 @@ def gr_beta2_zero(ctx: CheckContext) -> Outcome:
         ss = np.sign(Z).sum(axis=0)
         ss = ss / np.linalg.norm(ss)
         for b2 in p["beta2s"]:
-            r = run(Z, OptimizerSpec("inc-adam", beta1=0.0, beta2=b2), int(p["steps"]), checkpoints=12)
+            r = run(Z, OptimizerSpec.from_params({"optimizer": "inc-adam"}, beta1=0.0, beta2=b2), int(p["steps"]),
+                    checkpoints=12)
             dirs = r.ws / np.linalg.norm(r.ws, axis=1, keepdims=True)
             g2, gs = 1 - dirs @ l2, 1 - dirs @ ss
             row = {"seed": seed, "beta2": b2, "1 − cos(w, ŵ2)": float(g2[-1]),
@@ -326,9 +319,8 @@ def beta_sweep(Z: np.ndarray, p: dict, b: int, seed: int = 0, progress=None, dro
     betas = [float(x) for x in p["betas"] if 1 - float(x) <= float(p.get("c_beta", 1.0)) / m + 1e-12]
     rows = []
     for beta in betas:
-        spec = OptimizerSpec(p.get("optimizer", "signum"), batch_size=b if p.get("optimizer", "signum") != "inc-adam"
-                             else None, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5), beta1=beta, beta2=beta,
-                             loss=p.get("loss", "logistic"), seed=seed).resolved(n)
+        spec = OptimizerSpec.from_params(p, batch_size=b if p["optimizer"] != "inc-adam" else None, beta1=beta,
+                                         beta2=beta, seed=seed).resolved(n)
         steps = int(round(float(p["base_steps"]) * (1 - float(p["betas"][0])) / (1 - beta)))
         epochs = steps / max(1, n // spec.batch_size)
         if progress:

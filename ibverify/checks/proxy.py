@@ -71,10 +71,7 @@ def refs(Z: np.ndarray) -> Refs:
 
 
 def spec_of(r: dict, seed: int = 0) -> OptimizerSpec:
-    return OptimizerSpec(r["optimizer"], batch_size=r.get("batch_size"), order=r.get("order", "cyclic"),
-                         lr=r.get("lr", 0.1), lr_decay=r.get("lr_decay", 0.5), beta1=r.get("beta1", 0.9),
-                         beta2=r.get("beta2", 0.999), eps=r.get("eps", 0.0),
-                         bias_correction=r.get("bias_correction", False), seed=r.get("seed", seed))
+    return OptimizerSpec.from_params(r, seed=r.get("seed", seed))
 
 
 def steps_of(r: dict, n: int) -> int:

@@ -80,8 +80,7 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
     series, figures, run_ok = [], {}, True
     for b1, b2 in p.get("run_betas", [[0.9, 0.95], [0.5, 0.6]]):
         ctx.progress(f"Inc-Adam run β1={b1} β2={b2}")
-        r = run(Z, OptimizerSpec("inc-adam", beta1=b1, beta2=b2, lr=p.get("lr", 0.1), lr_decay=p.get("lr_decay", 0.5)),
-                int(cps[-1]), checkpoints=cps)
+        r = run(Z, OptimizerSpec.from_params(p, name="inc-adam", beta1=b1, beta2=b2), int(cps[-1]), checkpoints=cps)
         W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
         res = []
         for ep in R:
@@ -122,8 +121,7 @@ def epoch_map_det(ctx: CheckContext) -> Outcome:
                                    int(p.get("points", 11))).astype(np.int64))
         cps = np.unique(np.r_[T, T + 1])
         ctx.progress(f"{p['optimizer']} β1={b1} β2={b2}")
-        r = run(Z, OptimizerSpec(p["optimizer"], beta1=b1, beta2=b2, lr=p.get("lr", 0.1),
-                                 lr_decay=p.get("lr_decay", 0.5)), int(cps[-1]), checkpoints=cps)
+        r = run(Z, OptimizerSpec.from_params(p, beta1=b1, beta2=b2), int(cps[-1]), checkpoints=cps)
         W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
         res = []
         for t in T:
@@ -202,10 +200,10 @@ def proxy_scale_invariance(ctx: CheckContext) -> Outcome:
     num_ok = max(errs) <= rtol
     eng_err = float("nan")
     if eps == 0.0:
-        from ..engine.run import iterate_chain
+        from ..engine.vector import iterate_chain
         from ..optim.backend import Float64
 
-        spec = OptimizerSpec("adam-proxy", lr=p.get("lr", 1.0)).resolved(Z.shape[0])
+        spec = OptimizerSpec.from_params(p, name="adam-proxy").resolved(Z.shape[0])
         eng_err, w_prev = 0.0, np.zeros(Z.shape[1])
         for t, w, _, _ in iterate_chain(Z, spec, Float64()):
             pred = w_prev + _eta({"lr": spec.lr, "lr_decay": spec.lr_decay}, t - 1) * em.proxy_step(Z, w_prev)

@@ -187,7 +187,7 @@ def _write_outputs(results: dict, out: Path, json_path: str | None, replace: boo
     """Merge the run into the report folder `out` (ibverify.report.publishing: other claims' rows and pages
     are kept, a run of another tier/seed goes to out/<tier>-seed<seed>/, concurrent runs wait on a lock;
     `replace`: a whole-tier run drops rows of claims it did not run); returns the index.html showing it."""
-    from .commands import _dump
+    from .output import dump as _dump
     from ..report import publish
 
     index = publish(results, out, json_path if json_path and json_path != "-" else None, replace=replace)

@@ -1,4 +1,6 @@
-"""Run loop and engines (compiled log-frame kernels, numpy reference, mpmath); sweeps in lanes."""
+"""The engine: one entry `run` (engine/run.py) over two implementations — the vector loop (the linear model
+sample by sample) and the block loop (any model over named blocks, full batch) — each with compiled
+log-frame kernels and a numpy reference; sweeps of vector runs in lanes."""
 
 from ._kernel_cache import source_keyed_cache
 

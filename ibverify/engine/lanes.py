@@ -27,7 +27,8 @@ import numpy as np
 from .. import IbverifyError
 from ..optim import OptimizerSpec, Sampler
 from . import kernels as K
-from .run import CHUNK_WORK, Run, check_data, frozen, log_checkpoints, loss_code, run
+from .trajectory import Run, frozen, log_checkpoints
+from .vector import CHUNK_WORK, check_data, loss_code, run
 
 
 @nb.njit(inline="always", **K.JIT)
@@ -206,5 +207,5 @@ def run_lanes(Z, specs: Sequence[OptimizerSpec], steps: int, checkpoints: int | 
         f, sh, st, streak = (int(x) for x in diag[ln])
         dg = {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st, "stalled_streak": streak,
               "frozen": frozen(streak, n, b), "max_log_scale": float(Sf[ln].max(initial=0.0))}
-        out.append(Run(s, "compiled", ws[ln, -1].copy(), int(cps[-1]), cps, ws[ln], dg, seconds / nl))
+        out.append(Run(s, "compiled", cps, int(cps[-1]), ws=ws[ln], diagnostics=dg, seconds=seconds / nl))
     return out

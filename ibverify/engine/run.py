@@ -1,227 +1,62 @@
-"""The run loop: dataset Z, optimizer spec, horizon → `Run` (iterates at log-spaced checkpoints).
+"""The one engine entry: `run(data, spec, steps, model=…)` → `Run`, for every model and optimizer.
 
-Engines:
-  compiled   numba kernels in a log-frame (fast, long horizons; the default)
-  reference  the transform chains of `ibverify.optim` in float64 numpy (small, obviously correct)
-  mpmath     the same chains in arbitrary precision (oracle for the compiled engine)
-Start at w = 0. Every random choice comes from `spec.seed`.
+Which implementation runs follows the model and the optimizer table (`ibverify.optim.table`):
+  model None    the linear model trained sample by sample on label-folded data Z (per-sample, mini-batch or
+                full batch; `vector` kernels, per-coordinate log frame; engines compiled, reference, mpmath)
+  a block model any model over named blocks (a linear model is the one-block degree-1 case), full batch on
+                (X, y) (`block` kernels, per-group log frame; engines compiled, reference)
+Both implementations are held to their numpy references (tests/engine, tests/networks).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import time
-from dataclasses import dataclass, field
-from typing import Callable
+import warnings
 
 import numpy as np
 
 from .. import IbverifyError
-from ..optim import OptimizerSpec, Sampler, build
-from ..optim.backend import Float64, MPMath
-from ..optim.transforms import Grad
-from . import kernels as K
-from .checkpoint import Saver
+from ..models import initial_point
+from ..optim import OptimizerSpec
+from ..optim.logframe import ScheduleWarning, make_optimizer
+from . import block, vector
+from .trajectory import INTERRUPT_AT_ENV, KILL_AT_ENV, Run, log_checkpoints
 
-ENGINES = ("compiled", "reference", "mpmath")
-KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
-        "ngd": K.NGD, "adam-proxy": K.PROXY}
-CHUNK_WORK = 1 << 21  # sample-steps per kernel call (bounds index memory, paces progress)
-# Test hooks (documented, read once per run): at the first chunk boundary ≥ the given step the run
-# sends itself SIGINT (exactly what Ctrl-C does) or SIGKILL (a crash), so interrupt/resume tests
-# choose the step instead of racing the engine's speed.
-INTERRUPT_AT_ENV = "IBVERIFY_INTERRUPT_AT_STEP"
-KILL_AT_ENV = "IBVERIFY_KILL_AT_STEP"
+ENGINES = vector.ENGINES
+__all__ = ["ENGINES", "INTERRUPT_AT_ENV", "KILL_AT_ENV", "Run", "log_checkpoints", "run"]
 
 
-@dataclass
-class Run:
-    spec: OptimizerSpec
-    engine: str
-    w: np.ndarray
-    steps: int
-    checkpoints: np.ndarray  # step counts at which iterates were recorded
-    ws: np.ndarray           # iterates, one row per checkpoint
-    diagnostics: dict = field(default_factory=dict)
-    seconds: float = 0.0
+def _xy(data) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(data, tuple):
+        return data
+    return data.X, data.y
 
 
-def log_checkpoints(steps: int, count: int) -> np.ndarray:
-    """About `count` log-spaced step counts in [1, steps], always including `steps`."""
-    if steps < 1:
-        raise IbverifyError(f"number of steps must be >= 1, got {steps}")
-    pts = np.unique(np.geomspace(1, steps, max(count, 2)).round().astype(np.int64))
-    return np.unique(np.r_[pts, steps])
+def run(data, spec: OptimizerSpec, steps: int, *, model=None, theta0=None, init_seed: int | None = None,
+        init_scale: float = 0.5, checkpoints=None, engine: str | None = None, warn: bool = True, **kw) -> Run:
+    """Run `spec` for `steps` steps and record θ at `checkpoints` (a count or the step counts).
 
-
-def check_data(Z: np.ndarray) -> np.ndarray:
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    if Z.ndim != 2 or not np.all(np.isfinite(Z)):
-        raise IbverifyError("Z must be a finite 2-d array (rows z_i = y_i x_i)")
-    return Z
-
-
-def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.ndarray = 30,
-        engine: str = "compiled", log_frame: bool = True, dps: int = 50,
-        progress: Callable[[int, int], None] | None = None,
-        save_to: str | None = None, save_every: float = 5.0, resume: bool = False) -> Run:
-    """Run `spec` for `steps` steps on label-folded data Z and record w at the checkpoints.
-
-    save_to (compiled engine): save the whole run state there atomically every `save_every` seconds
-    and at the end; with resume=True continue from that file (bit-identical to an uninterrupted run).
-    Ctrl-C stops at the next chunk boundary (checked after every chunk, whatever the save schedule),
-    saves, and raises IbverifyError("interrupted ..."); without save_to it raises KeyboardInterrupt.
-    Test hooks: environment variables IBVERIFY_INTERRUPT_AT_STEP / IBVERIFY_KILL_AT_STEP = T make
-    the compiled run send itself SIGINT / SIGKILL at the first chunk boundary ≥ T.
-    """
-    if engine not in ENGINES:
-        raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    Z = check_data(Z)
-    spec = spec.resolved(Z.shape[0])
-    cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
-    t0 = time.perf_counter()
-    if engine == "compiled":
-        saver = Saver(save_to, save_every, Z, spec, cps, log_frame) if save_to else None
-        ws, diag = _run_compiled(Z, spec, cps, log_frame, progress, saver, resume)
-    else:
-        if save_to or resume:
-            raise IbverifyError("checkpoint files (--checkpoint/--resume) need the compiled engine")
-        if not log_frame:
-            raise IbverifyError("log_frame=False applies to the compiled engine only")
-        xp = Float64() if engine == "reference" else MPMath(dps)
-        ws, diag = _run_chain(Z, spec, cps, xp, progress)
-    return Run(spec, engine, ws[-1].copy(), int(cps[-1]), cps, ws, diag, time.perf_counter() - t0)
-
-
-def frozen(streak: int, n: int, b: int) -> bool:
-    """A run is frozen when its last ≥ max(1000, 4 epochs) steps all left w unchanged."""
-    return streak >= max(1000, 4 * -(-n // b))
-
-
-class CompiledState:
-    """Everything a compiled run needs to continue: iterate, moments, frame, step, sampler."""
-
-    def __init__(self, d: int, spec: OptimizerSpec, n: int):
-        self.w, self.m, self.v, self.s = (np.zeros(d) for _ in range(4))
-        self.t = 0
-        self.diag = np.zeros(K.N_DIAG, dtype=np.int64)
-        self.sampler = Sampler(n, spec.batch_size, spec.order, spec.seed)
-
-    def advance(self, Z, spec: OptimizerSpec, steps: int, log_frame: bool) -> None:
-        per = max(1, CHUNK_WORK // spec.batch_size)
-        while steps > 0:
-            k = int(min(steps, per))
-            idx, pos = sample_block(self.sampler, k)
-            K.run_chunk(KIND[spec.name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
-                        spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
-                        loss_code(spec), log_frame, self.diag)
-            self.t += int(k)
-            steps -= k
-            if not (np.all(np.isfinite(self.w)) and np.all(np.isfinite(self.m)) and np.all(np.isfinite(self.v))):
-                raise IbverifyError(f"{spec.name}: non-finite iterate or moment by step {self.t} (overflow, or batch "
-                                    f"margins > 700 apart with momentum memory; reduce --lr or check the data scale)")
-
-    def diagnostics(self) -> dict:
-        f, sh, st, streak = (int(x) for x in self.diag)
-        n, b = self.sampler.n, self.sampler.b
-        return {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st, "stalled_streak": streak,
-                "frozen": frozen(streak, n, b), "max_log_scale": float(self.s.max(initial=0.0))}
-
-
-def loss_code(spec: OptimizerSpec) -> int:
-    return K.LOGISTIC if spec.loss == "logistic" else K.EXPONENTIAL
-
-
-def sample_block(sampler: Sampler, steps: int) -> tuple[np.ndarray, int]:
-    """(idx, pos) for kernels.run_chunk: cyclic order needs no index array (idx has 0 rows)."""
-    if sampler.order == "cyclic":
-        return np.empty((0, sampler.b), dtype=np.int64), sampler.take_cyclic(steps)
-    return sampler.next(steps), 0
-
-
-def _hook_step(name: str) -> int | None:
-    raw = os.environ.get(name)
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise IbverifyError(f"{name} must be an integer step, got {raw!r}") from None
-
-
-def _run_compiled(Z, spec, cps, log_frame, progress, saver=None, resume=False):
-    st = CompiledState(Z.shape[1], spec, Z.shape[0])
-    ws = np.empty((len(cps), Z.shape[1]))
-    j0 = 0
-    if resume:
-        if saver is None:
-            raise IbverifyError("--resume needs a checkpoint file")
-        j0 = saver.load(st, ws)
-    per = max(1, CHUNK_WORK // spec.batch_size)
-    interrupt_at, kill_at = _hook_step(INTERRUPT_AT_ENV), _hook_step(KILL_AT_ENV)
-    with (saver.interruptible() if saver else contextlib.nullcontext()):
-        for j in range(j0, len(cps)):
-            c = cps[j]
-            while st.t < c:
-                st.advance(Z, spec, min(c - st.t, per - st.t % per), log_frame)
-                if progress:
-                    progress(st.t, int(cps[-1]))
-                if st.t == c:
-                    ws[j] = st.w
-                if kill_at is not None and st.t >= kill_at:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                if interrupt_at is not None and st.t >= interrupt_at:
-                    interrupt_at = None
-                    signal.raise_signal(signal.SIGINT)  # exactly a Ctrl-C, handled below
-                if saver:  # after every chunk: honours a Ctrl-C whatever the save schedule
-                    saver.maybe_save(st, ws, j + 1 if st.t == c else j)
-            ws[j] = st.w
-        if saver:
-            saver.save(st, ws, len(cps))
-    return ws, st.diagnostics()
-
-
-def iterate_chain(Z, spec: OptimizerSpec, xp):
-    """Reference iteration, one step at a time: yields (t, w, g, optimizer state) after each step.
-
-    g = −(1/b) Σ_{i∈B} e^{l_i} z_i with l_i = log|ℓ'(z_i·w)| (log domain, no frame).
-    `spec` must be resolved (`spec.resolved(n)`).
-    """
-    n, d = Z.shape
-    Zx = xp.array(Z)
-    opt = build(spec, xp)
-    state = opt.init(d)
-    w = xp.zeros(d)
-    sampler = Sampler(n, spec.batch_size, spec.order, spec.seed)
-    bnum = xp.num(spec.batch_size)
-    t = 0
-    while True:
-        zb = Zx[sampler.next(1)[0]]
-        lw = xp.log_weights(zb @ w, spec.loss)
-        G = -(xp.exp(lw)[:, None] * zb)
-        g = G.sum(axis=0) / bnum
-        u, state = opt.update(g, Grad(g, G), state, t)
-        w = w + u
-        t += 1
-        yield t, w, g, state
-
-
-def _run_chain(Z, spec, cps, xp, progress):
-    ws = np.empty((len(cps), Z.shape[1]))
-    stalled, streak, j, w_prev = 0, 0, 0, None
-    for t, w, g, _ in iterate_chain(Z, spec, xp):
-        if w_prev is not None:
-            still = bool(np.all(w == w_prev) and np.any(g != 0))
-            stalled += still
-            streak = streak + 1 if still else 0
-        w_prev = w
-        if progress and t % 1000 == 0:
-            progress(t, int(cps[-1]))
-        while j < len(cps) and cps[j] == t:
-            ws[j] = xp.to_float(w)
-            j += 1
-        if j == len(cps):
-            return ws, {"stalled_steps": stalled, "stalled_streak": streak,
-                        "frozen": frozen(streak, Z.shape[0], spec.batch_size)}
+    model None: `data` is label-folded Z (or has `.Z`), θ0 = 0, checkpoints default 30; keyword options of
+    `engine.vector.run` (log_frame, dps, progress, save_to, save_every, resume).
+    A block model: `data` has X, y (or is (X, y)); θ0 is `theta0`, or `initial_point(model, init_seed,
+    init_scale)` (zero without a seed); checkpoints default 16 (an int gives that many log-spaced ones);
+    `warn=False` silences the schedule-range warning; options of `engine.block.run` (sig, progress,
+    save_to, save_every, resume, chunk). The run records θ0 and its seed."""
+    if model is None:
+        Z = getattr(data, "Z", data)
+        return vector.run(Z, spec, steps, checkpoints=30 if checkpoints is None else checkpoints,
+                          engine=engine or "compiled", **kw)
+    X, y = _xy(data)
+    if theta0 is None:
+        theta0 = initial_point(model, init_seed, init_scale)
+    elif init_seed is not None:
+        raise IbverifyError("give theta0 or init_seed, not both")
+    if np.isscalar(checkpoints):
+        checkpoints = log_checkpoints(steps, int(checkpoints))
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", ScheduleWarning)
+        opt = make_optimizer(spec, params=theta0, L=model.L, warn=warn)
+    out = block.run(model, X, y, opt, steps, theta0, loss=opt.spec.loss, checkpoints=checkpoints, engine=engine,
+                    **kw)
+    out.init_seed = init_seed
+    return out

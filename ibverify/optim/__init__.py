@@ -1,7 +1,9 @@
-"""Linear-model optimizers: specs, transforms, samplers."""
+"""Optimizers: the table (one row per optimizer), specs, transforms (vector reference chains and the
+log-frame block chains), samplers."""
 
 from .optimizers import build
 from .samplers import Sampler
-from .spec import NAMES, ORDERS, OptimizerSpec
+from .spec import OptimizerSpec
+from .table import NAMES, ORDERS, TABLE, info
 
-__all__ = ["NAMES", "ORDERS", "OptimizerSpec", "Sampler", "build"]
+__all__ = ["NAMES", "ORDERS", "TABLE", "OptimizerSpec", "Sampler", "build", "info"]

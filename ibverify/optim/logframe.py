@@ -18,23 +18,13 @@ Transforms (update θ ← θ − u, u the chain's output):
   newton_schulz5()       d_k = NS5(m_k): Keller Jordan's quintic iteration, (a,b,c) = (3.4445, −4.7750, 2.0315),
                          5 steps, X_0 = M/(‖M‖_F + 1e−7), X ← aX + b(XXᵀ)X + c(XXᵀ)²X (float64 here, not bf16;
                          no Nesterov, no shape factor, so it differs from `polar` only in the orthogonalization)
-  schedule(η0, p)        u = η_t d, η_t = η0 t^{−p}, t = 1, 2, ...
+  schedule(lr, lr_decay) u = η_t d, η_t = lr · t^(−lr_decay), t = 1, 2, ...
   partition({group: (blocks, chain)})   different chains on different blocks (hybrids)
 
-Named optimizers (`make_optimizer`), with their exact update (t = 1, 2, ..., g_t = ∇ℒ(θ_t)):
-  nsd-l2        θ ← θ − η_t g/‖g‖_2                           geometry ℓ2      (normalized GD)
-  nsd-linf      θ ← θ − η_t sign(g)                           geometry ℓ∞      (SignGD)
-  nsd-spectral  W ← W − η_t polar(G)                          geometry spectral (one matrix)
-  nsd-msp       W_k ← W_k − η_t polar(G_k)                    geometry msp     (spectral descent, all layers)
-  momentum-gd   m ← βm + (1−β)g;  θ ← θ − η_t m/‖m‖_2         geometry ℓ2
-  signum        m ← βm + (1−β)g;  θ ← θ − η_t sign(m)         geometry ℓ∞
-  muon          M_k ← βM_k + (1−β)G_k;  W_k ← W_k − η_t polar(M_k)     geometry msp
-  muon-ns5      as muon with NS5(M_k) instead of polar(M_k)   (practical variant; not an LMO step)
-  adam          m, v EMAs (β1, β2), bias-corrected, ε = 0;  θ ← θ − η_t m̂/√v̂    geometry ℓ∞
-  muon-signum   matrices: muon with rate η_M t^{−p}; vectors: signum with rate η_A t^{−p}
-                geometry hybrid max{(η_A/η_M)‖W‖_msp, ‖u‖_∞}
-  muon-adam     matrices: muon (η_M t^{−p}); vectors: adam (η_A t^{−p}); geometry hybrid(c = η_A/η_M)
-Each optimizer's own rate ν_t (the ν of Definition 5.1) is η_t, or η_A t^{−p} for the hybrids:
+Named optimizers (`make_optimizer`): the block rows of `ibverify.optim.table` (each row's `update` is its exact
+update, t = 1, 2, …, g_t = ∇ℒ(θ_t)); each is a chain of the transforms above in one line (`_direction`), the
+hybrids partition the same chains (matrices: muon; vectors: signum or adam).
+Each optimizer's own rate ν_t (the ν of Definition 5.1) is η_t, or lr_vector · t^(−lr_decay) for the hybrids:
 Δθ = −ν_t · (−LMO(m)) in its own geometry for every normalized method.
 """
 
@@ -48,6 +38,8 @@ import numpy as np
 
 from .. import IbverifyError
 from ..blocks import Params
+from .spec import OptimizerSpec
+from .table import info
 from .. import geometry as geo
 from ..geometry.base import as_matrix, polar as _polar
 
@@ -288,19 +280,11 @@ class Partition(Transform):
 
 # ------------------------------------------------------------------------------------------- optimizers
 
-OPTIMIZERS = ("nsd-l2", "nsd-linf", "nsd-spectral", "nsd-msp", "momentum-gd", "signum", "muon", "muon-ns5",
-              "adam", "muon-signum", "muon-adam")
-
-OWN_GEOMETRY = {"nsd-l2": "l2", "nsd-linf": "linf", "nsd-spectral": "spectral", "nsd-msp": "msp",
-                "momentum-gd": "l2", "signum": "linf", "muon": "msp", "muon-ns5": "msp", "adam": "linf",
-                "muon-signum": "hybrid", "muon-adam": "hybrid"}
-
-
 class Optimizer:
     """A named chain. `step(θ, g, t)` returns θ_{t+1}; `geometry` is its own norm; `nu(t)` its rate ν_t."""
 
-    def __init__(self, name: str, chain: Transform, geometry, nu, hyper: dict):
-        self.name, self.chain, self.geometry, self.nu, self.hyper = name, chain, geometry, nu, hyper
+    def __init__(self, name: str, chain: Transform, geometry, nu, hyper: dict, spec=None):
+        self.name, self.chain, self.geometry, self.nu, self.hyper, self.spec = name, chain, geometry, nu, hyper, spec
         self.ctr = Counter()
         self.t = 0
 
@@ -352,55 +336,57 @@ def _walk(tr):
         yield tr
 
 
-def make_optimizer(name: str, *, eta0: float = 0.1, p: float = 0.8, beta: float = 0.9, beta2: float = 0.99,
-                   bias_correction: bool = True, eps: float = 0.0, eta_m: float | None = None,
-                   eta_a: float | None = None, params: Params | None = None, L: float | None = None,
-                   warn: bool = True) -> Optimizer:
-    """Build a named optimizer. For hybrids, matrix blocks (2-D) of `params` go to Muon, vector blocks to
-    Signum/Adam; eta_m/eta_a default to eta0. `L` (the model's degree) enables the schedule check."""
-    check_schedule(p, L, warn=warn)
-    hyper = dict(name=name, eta0=eta0, p=p, beta=beta)
-    sch = Schedule(eta0, p)
-    if name == "nsd-l2":
-        ch, g = Chain(NormalizeL2(), sch), geo.L2()
-    elif name == "nsd-linf":
-        ch, g = Chain(Sign(), sch), geo.Linf()
-    elif name == "nsd-spectral":
-        ch, g = Chain(Polar(), sch), geo.Spectral()
-    elif name == "nsd-msp":
-        ch, g = Chain(Polar(), sch), geo.MaxSpectral()
-    elif name == "momentum-gd":
-        ch, g = Chain(EMA(beta), NormalizeL2(), sch), geo.L2()
-    elif name == "signum":
-        ch, g = Chain(EMA(beta), Sign(), sch), geo.Linf()
-    elif name == "muon":
-        ch, g = Chain(EMA(beta), Polar(), sch), geo.MaxSpectral()
-    elif name == "muon-ns5":
-        ch, g = Chain(EMA(beta), NewtonSchulz5(), sch), geo.MaxSpectral()
-    elif name == "adam":
-        if beta > beta2:
-            warnings.warn(f"Adam with β1 = {beta} > β2 = {beta2}: outside the theorem (β1 ≤ β2)",
-                          ScheduleWarning, stacklevel=2)
-        hyper.update(beta2=beta2, bias_correction=bias_correction, eps=eps)
-        ch, g = Chain(Adam(beta, beta2, bias_correction, eps), sch), geo.Linf()
-    elif name in ("muon-signum", "muon-adam"):
-        if params is None:
-            raise IbverifyError(f"{name} needs the parameter blocks to split matrices from vectors")
-        em = eta0 if eta_m is None else eta_m
-        ea = eta0 if eta_a is None else eta_a
-        mats = tuple(k for k, v in params.items() if v.ndim == 2)
-        vecs = tuple(k for k, v in params.items() if v.ndim != 2)
-        if not mats or not vecs:
-            raise IbverifyError(f"{name} needs both matrix and vector blocks (got {list(params)})")
-        vec_chain = (Chain(EMA(beta), Sign(), Schedule(ea, p)) if name == "muon-signum" else
-                     Chain(Adam(beta, beta2, bias_correction, eps), Schedule(ea, p)))
-        if name == "muon-adam":
-            hyper.update(beta2=beta2, bias_correction=bias_correction, eps=eps)
-        ch = Partition({"matrices": (mats, Chain(EMA(beta), Polar(), Schedule(em, p))),
-                        "vectors": (vecs, vec_chain)})
-        hyper.update(eta_m=em, eta_a=ea)
-        g = geo.Hybrid(ea / em, mats)
-        return Optimizer(name, ch, g, Schedule(ea, p).rate, hyper)
-    else:
-        raise IbverifyError(f"unknown optimizer {name!r} ({', '.join(OPTIMIZERS)})")
-    return Optimizer(name, ch, g, sch.rate, hyper)
+def _direction(name: str, spec: OptimizerSpec) -> Chain:
+    """The chain of `name` before its schedule: each optimizer of the table in one line."""
+    return {
+        "nsd-l2": lambda: Chain(NormalizeL2()),
+        "nsd-linf": lambda: Chain(Sign()),
+        "nsd-spectral": lambda: Chain(Polar()),
+        "nsd-msp": lambda: Chain(Polar()),
+        "momentum-gd": lambda: Chain(EMA(spec.beta1), NormalizeL2()),
+        "signum": lambda: Chain(EMA(spec.beta1), Sign()),
+        "muon": lambda: Chain(EMA(spec.beta1), Polar()),
+        "muon-ns5": lambda: Chain(EMA(spec.beta1), NewtonSchulz5()),
+        "adam": lambda: Chain(Adam(spec.beta1, spec.beta2, spec.bias_correction, spec.eps)),
+    }[name]()
+
+
+HYBRID_PARTS = {"muon-signum": ("muon", "signum"), "muon-adam": ("muon", "adam")}
+
+
+def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L: float | None = None,
+                   warn: bool = True, **knobs) -> Optimizer:
+    """The block optimizer of `spec` (or of a name and knobs, e.g. `make_optimizer("muon", lr=0.3)`).
+
+    Hybrids partition the same chains: matrix blocks (2-D) of `params` get Muon at lr_matrix, vector blocks
+    Signum/Adam at lr_vector. `L` (the model's degree) settles the default lr_decay and the schedule check."""
+    if isinstance(spec, str):
+        spec = OptimizerSpec.from_params({"optimizer": spec, **knobs})
+    elif knobs:
+        raise IbverifyError("give knobs in the spec or with a name, not both")
+    spec._check_name()
+    if spec.lr_decay is None and L is None:
+        raise IbverifyError(f"{spec.name}: lr_decay is needed (or the model's degree L for its default)")
+    spec = spec.for_block(L if L is not None else 1.0)
+    row = info(spec.name)
+    check_schedule(spec.lr_decay, L, warn=warn)
+    if row.name == "adam" and spec.beta1 > spec.beta2:
+        warnings.warn(f"Adam with β1 = {spec.beta1} > β2 = {spec.beta2}: outside the theorem (β1 ≤ β2)",
+                      ScheduleWarning, stacklevel=2)
+    hyper = {k: getattr(spec, k) for k in ("lr", "lr_decay", *row.moments)}
+    if row.name not in HYBRID_PARTS:
+        sch = Schedule(spec.lr, spec.lr_decay)
+        return Optimizer(row.name, Chain(*_direction(row.name, spec).ts, sch), geo.get(row.geometry), sch.rate,
+                         hyper, spec)
+    if params is None:
+        raise IbverifyError(f"{row.name} needs the parameter blocks to split matrices from vectors")
+    mats = tuple(k for k, v in params.items() if v.ndim == 2)
+    vecs = tuple(k for k, v in params.items() if v.ndim != 2)
+    if not mats or not vecs:
+        raise IbverifyError(f"{row.name} needs both matrix and vector blocks (got {list(params)})")
+    mat, vec = HYBRID_PARTS[row.name]
+    lm, lv = spec.lr_matrix, spec.lr_vector
+    ch = Partition({"matrices": (mats, Chain(*_direction(mat, spec).ts, Schedule(lm, spec.lr_decay))),
+                    "vectors": (vecs, Chain(*_direction(vec, spec).ts, Schedule(lv, spec.lr_decay)))})
+    hyper.update(lr_matrix=lm, lr_vector=lv)
+    return Optimizer(row.name, ch, geo.Hybrid(lv / lm, mats), Schedule(lv, spec.lr_decay).rate, hyper, spec)

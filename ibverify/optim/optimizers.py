@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .spec import OptimizerSpec
+from .table import info
 from .transforms import (Transform, chain, normalize_l2, precondition_by_sample_rms, scale_by_adam,
                          scale_by_schedule, scale_by_sign, trace)
 
@@ -16,6 +17,6 @@ def build(spec: OptimizerSpec, xp) -> Transform:
     return {
         "signum": lambda: chain(trace(xp, spec.beta1), scale_by_sign(xp), sched),
         "gd": lambda: sched,
-        "ngd": lambda: chain(normalize_l2(xp), sched),
+        "nsd-l2": lambda: chain(normalize_l2(xp), sched),
         "adam-proxy": lambda: chain(precondition_by_sample_rms(xp), sched),
-    }[spec.name]()
+    }[info(spec.name).name]()

@@ -1,72 +1,133 @@
-"""`OptimizerSpec`: every knob of a linear-model optimizer run, with validation and defaults.
+"""`OptimizerSpec`: every knob of one optimizer run, for any model, with the table's defaults.
 
-Names: inc-adam (Adam, batch 1, cyclic), det-adam (Adam, full batch), adam (Adam, batch size b and
-sampling order), signum, gd, ngd (normalized GD), adam-proxy (AdamProxy, full batch).
-Adam convention (paper 1): eps = 0, no bias correction, m_{−1} = v_{−1} = 0, 0/0 := 0.
-Learning rate η_t = lr · (t+1)^(−lr_decay), t the 0-based global step.
+Knob names and the schedule convention are those of `table` (η_t = lr · t^(−lr_decay), t = 1, 2, …).
+A knob left `None` takes the optimizer's default from the table; `lr_decay` and `batch_size` depend on
+the model and are settled by `resolved(n)` (vector model: n samples) or `for_block(L)` (block model of
+degree L). Checks build specs only through `from_params` (claim parameters, old knob names accepted).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+import warnings
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Mapping
 
 from .. import IbverifyError
 from ..losses import check_loss
-
-NAMES = ("inc-adam", "det-adam", "adam", "signum", "gd", "ngd", "adam-proxy")
-ORDERS = ("cyclic", "reshuffle", "replacement")
-ADAM_FAMILY = ("inc-adam", "det-adam", "adam")
+from .table import DEPRECATED, KNOBS, NAMES, ORDERS, VECTOR_LR_DECAY, info
 
 
 @dataclass(frozen=True)
 class OptimizerSpec:
     name: str
-    batch_size: int | None = None  # None: the name's default (inc-adam 1, others full batch)
-    order: str = "cyclic"
-    lr: float = 0.1
-    lr_decay: float = 0.5
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 0.0
-    bias_correction: bool = False
-    loss: str = "logistic"
-    seed: int = 0
+    batch_size: int | None = None
+    order: str | None = None
+    lr: float | None = None
+    lr_decay: float | None = None
+    beta1: float | None = None
+    beta2: float | None = None
+    eps: float | None = None
+    bias_correction: bool | None = None
+    loss: str | None = None
+    seed: int | None = None
+    lr_matrix: float | None = None
+    lr_vector: float | None = None
 
-    def resolved(self, n: int) -> "OptimizerSpec":
-        """Validate against n samples and fill the batch size."""
+    def __post_init__(self):
+        if self.name not in NAMES:
+            return  # refused by resolved()/for_block() with the list of names
+        row = info(self.name)
+        for f in fields(self):
+            if f.name not in ("name", "batch_size", "lr_decay") and getattr(self, f.name) is None:
+                object.__setattr__(self, f.name, row.default(f.name))  # None where the default depends on the model
+
+    def _for_model(self, model: str) -> dict:
+        """The model-dependent knobs left None, from the table."""
+        row = info(self.name)
+        return {f.name: row.default(f.name, model) for f in fields(self)
+                if getattr(self, f.name) is None and row.model_dependent(f.name)}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], **overrides) -> "OptimizerSpec":
+        """The spec named by `params["optimizer"]` (or `name=`), reading every knob present in `params`
+        and `overrides` (other keys are ignored); an old knob name gives one DeprecationWarning line."""
+        p = {**params, **overrides}
+        name = p.get("name", p.get("optimizer"))
+        if name is None:
+            raise IbverifyError("no optimizer named (parameter 'optimizer')")
+        kw: dict[str, Any] = {}
+        for old, new in DEPRECATED.items():
+            if old in p:
+                if new in p and p[new] != p[old]:
+                    raise IbverifyError(f"knob {old!r} (old name of {new!r}) = {p[old]!r} contradicts "
+                                        f"{new} = {p[new]!r}")
+                warnings.warn(f"knob {old!r} is deprecated: use {new!r}", DeprecationWarning, stacklevel=2)
+                kw[new] = p[old]
+        kw.update({k: p[k] for k in KNOBS if k in p})
+        return cls(name, **kw)
+
+    def _check_name(self) -> None:
         if self.name not in NAMES:
             raise IbverifyError(f"unknown optimizer {self.name!r}; use one of {', '.join(NAMES)}")
+
+    def _check_common(self) -> None:
         if self.order not in ORDERS:
             raise IbverifyError(f"unknown order {self.order!r}; use one of {', '.join(ORDERS)}")
         check_loss(self.loss)
-        b = self.batch_size
-        if self.name == "inc-adam":
-            if b not in (None, 1):
-                raise IbverifyError("inc-adam is batch size 1; use --optimizer adam --batch-size B")
-            b = 1
-        elif self.name in ("det-adam", "adam-proxy"):
-            if b not in (None, n):
-                raise IbverifyError(f"{self.name} is full batch (batch size {n})")
-            b = n
-        elif b is None:
-            b = 1 if self.name == "adam" else n
-        if not 1 <= b <= n:
-            raise IbverifyError(f"batch size must be in 1..{n}, got {b}")
-        if not (self.lr > 0):
-            raise IbverifyError(f"learning rate must be > 0, got {self.lr}")
-        if not (0 <= self.lr_decay <= 1):
-            raise IbverifyError(f"lr decay a must be in [0, 1], got {self.lr_decay}")
+        for k in ("lr", "lr_matrix", "lr_vector"):
+            v = getattr(self, k)
+            if v is not None and not (v > 0):
+                raise IbverifyError(f"learning rate {k} must be > 0, got {v}")
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
             raise IbverifyError(f"need 0 <= beta1, beta2 < 1, got {self.beta1}, {self.beta2}")
         if self.is_adam and self.beta2 == 0 and self.beta1 > 0:
             raise IbverifyError("beta2 = 0 needs beta1 = 0 (the papers assume 0 <= beta1 <= beta2 < 1)")
         if not (self.eps >= 0):
             raise IbverifyError(f"eps must be >= 0, got {self.eps}")
-        return replace(self, batch_size=b)
+
+    def resolved(self, n: int) -> "OptimizerSpec":
+        """Validated for the vector model on n samples: batch size and lr_decay settled."""
+        self._check_name()
+        row = info(self.name)
+        if "vector" not in row.models:
+            raise IbverifyError(f"{self.name} runs block models only (use --model); vector optimizers: "
+                                f"{', '.join(n_ for n_ in NAMES if 'vector' in info(n_).models)}")
+        self = replace(self, **self._for_model("vector"))
+        self._check_common()
+        b = self.batch_size
+        if row.batch == "one":
+            if b not in (None, 1):
+                raise IbverifyError(f"{self.name} is batch size 1; use --optimizer adam --batch-size B")
+            b = 1
+        elif row.batch == "full":
+            if b not in (None, n):
+                raise IbverifyError(f"{self.name} is full batch (batch size {n})")
+            b = n
+        elif b is None:
+            b = row.default("batch_size") or n
+        if not 1 <= b <= n:
+            raise IbverifyError(f"batch size must be in 1..{n}, got {b}")
+        a = VECTOR_LR_DECAY if self.lr_decay is None else self.lr_decay
+        if not (0 <= a <= 1):
+            raise IbverifyError(f"lr decay a must be in [0, 1], got {a}")
+        return replace(self, batch_size=b, lr_decay=a)
+
+    def for_block(self, L: float) -> "OptimizerSpec":
+        """Validated for a block model of degree L: lr_decay defaults to 1 − 1/(2L), the middle of the
+        theorems' range 1 − 1/L < lr_decay ≤ 1 (a value outside it is allowed and warned about by the run)."""
+        self._check_name()
+        if "block" not in info(self.name).models:
+            raise IbverifyError(f"{self.name} runs the vector (linear, per-sample) model only; block optimizers: "
+                                f"{', '.join(n_ for n_ in NAMES if 'block' in info(n_).models)}")
+        if self.batch_size is not None:
+            raise IbverifyError("block models are trained full batch: --batch-size does not apply")
+        self = replace(self, **self._for_model("block"))
+        self._check_common()
+        return replace(self, lr_decay=1.0 - 1.0 / (2.0 * L) if self.lr_decay is None else self.lr_decay)
 
     @property
     def is_adam(self) -> bool:
-        return self.name in ADAM_FAMILY
+        return self.name in NAMES and "beta2" in info(self.name).moments
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -211,7 +211,7 @@ def test_an_interrupt_exits_2_in_every_command(capsys, monkeypatch):
 
 
 def test_every_option_has_help_and_help_lists_the_optimizers(capsys):
-    parser = build_parser(full=True)
+    parser = build_parser()
     sub = next(a for a in parser._actions if a.choices and "train" in a.choices)
     commands = list(sub.choices.items())
     missing = [f"{name} {opt.option_strings}" for name, sp in [("ibverify", parser), *commands]

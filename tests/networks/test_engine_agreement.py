@@ -19,10 +19,10 @@ from ibverify import IbverifyError
 from ibverify.data import netdata as datasets
 from ibverify import models
 from ibverify.optim import logframe as optim
-from ibverify.engine import train
+from ibverify.engine import block as train
 
 STEPS = 10_000
-CPS = sorted(set(train.log_checkpoints(STEPS, 12)) | set(range(1000, STEPS + 1, 1000)))
+CPS = sorted(set(train.log_checkpoints(STEPS, 12).tolist()) | set(range(1000, STEPS + 1, 1000)))
 TOL = 1e-12
 
 
@@ -69,13 +69,13 @@ def test_compiled_matches_reference_over_1e4_steps(kind, name, loss):
     def make():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return optim.make_optimizer(name, eta0=0.1, p=0.8, beta=0.9, beta2=0.999, eta_m=0.1, eta_a=0.05,
-                                        params=theta0, L=model.L)
+            return optim.make_optimizer(name, lr=0.1, lr_decay=0.8, beta1=0.9, beta2=0.999, lr_matrix=0.1,
+                                        lr_vector=0.05, params=theta0, L=model.L)
 
     ref = train.run(model, X, y, make(), STEPS, theta0, loss=loss, checkpoints=CPS, engine="reference")
     com = train.run(model, X, y, make(), STEPS, theta0, loss=loss, checkpoints=CPS, engine="compiled")
     assert com.engine == "compiled" and ref.engine == "reference"
-    assert com.steps == ref.steps == CPS
+    assert com.checkpoints == ref.checkpoints == CPS
     assert ref.q_min[-1] > 0                                       # a run that got somewhere
     worst = max(_rel(a, b) for a, b in zip(ref.thetas, com.thetas, strict=True))
     assert worst <= TOL, f"θ differs by {worst:.3g} (relative)"
@@ -97,7 +97,7 @@ def test_deep_muon_agrees_as_closely_as_the_reference_agrees_with_itself():
     th1 = {k: v + np.spacing(np.abs(v)) for k, v in th0.items()}
 
     def go(theta, engine):
-        opt = optim.make_optimizer("muon", eta0=0.1, p=0.8, params=theta, L=model.L)
+        opt = optim.make_optimizer("muon", lr=0.1, lr_decay=0.8, params=theta, L=model.L)
         return train.run(model, X, y, opt, STEPS, theta, checkpoints=CPS, engine=engine)
 
     ref, ulp, com = go(th0, "reference"), go(th1, "reference"), go(th0, "compiled")
@@ -112,14 +112,14 @@ def test_past_float64_underflow_both_engines_agree_and_keep_moving():
     model = models.TwoLayer(6, 4, 2.0)
     data = datasets.make_data("teacher", n=12, d=6, seed=0)
     start = model.init(np.random.default_rng(0), 0.5)
-    opt = optim.make_optimizer("signum", eta0=0.1, p=0.8, params=start, L=model.L)
+    opt = optim.make_optimizer("signum", lr=0.1, lr_decay=0.8, params=start, L=model.L)
     sep = train.run(model, data.X, data.y, opt, 3000, start, checkpoints=[3000], engine="reference")
     assert sep.q_min[-1] > 0
     c = (1000.0 / sep.q_min[-1]) ** (1 / model.L)                  # q scales like c^L: q_min = 1000
     th0 = {k: c * v for k, v in sep.theta.items()}
     runs = []
     for engine in ("reference", "compiled"):
-        opt = optim.make_optimizer("signum", eta0=1.0, p=0.8, params=th0, L=model.L)
+        opt = optim.make_optimizer("signum", lr=1.0, lr_decay=0.8, params=th0, L=model.L)
         runs.append(train.run(model, data.X, data.y, opt, 2000, th0, loss="exponential",
                               checkpoints=[1, 1000, 2000], engine=engine))
     ref, com = runs
@@ -146,10 +146,10 @@ def test_divergence_is_reported_by_both_engines():
     model, X, y, th0 = _setup("linear")
     runs = []
     for engine in ("reference", "compiled"):
-        opt = optim.make_optimizer("nsd-linf", eta0=1e308, p=-1.0, params=th0, warn=False)
+        opt = optim.make_optimizer("nsd-linf", lr=1e308, lr_decay=-1.0, params=th0, warn=False)
         runs.append(train.run(model, X, y, opt, 50, th0, checkpoints=[1, 2, 50], engine=engine))
     assert runs[0].diverged and runs[1].diverged
-    assert runs[0].steps == runs[1].steps and 50 not in runs[1].steps
+    assert runs[0].checkpoints == runs[1].checkpoints and 50 not in runs[1].checkpoints
 
 
 @pytest.mark.parametrize("name", ["momentum-gd", "muon"])
@@ -169,7 +169,7 @@ def test_deep_q125_matches_reference_within_its_conditioning(name):
     def run(th, engine):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            opt = optim.make_optimizer(name, eta0=0.1, p=0.8, beta=0.9, params=th, L=model.L)
+            opt = optim.make_optimizer(name, lr=0.1, lr_decay=0.8, beta1=0.9, params=th, L=model.L)
         return train.run(model, data.X, data.y, opt, STEPS, th, checkpoints=cps, engine=engine)
 
     ref, com, sens_run = run(theta0, "reference"), run(theta0, "compiled"), run(nudged, "reference")

@@ -167,13 +167,13 @@ def test_direction_gap_of_a_converging_ray():
 
 
 def test_scores_use_each_geometrys_own_signature():
-    from ibverify.engine import train
+    from ibverify.engine import Run
 
     m = models.TwoLayer(2, 2, 2.0)
     # ‖W‖_F²/2 = ‖a‖²/1 = 1 (ℓ2-balanced); max|W| = 1 but max|a| = 1/√2 (ℓ∞ not saturated in a)
     th = {"W": np.array([[1.0, 0.0], [0.0, 1.0]]), "a": np.array([1.0 / math.sqrt(2), 1.0 / math.sqrt(2)])}
     X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
-    run = train.Run(steps=[10, 100], thetas=[th, th], q_min=[1.0, 1.0])
+    run = Run(None, "reference", [10, 100], 100, block_thetas=[th, th], records={"q_min": [1.0, 1.0]})
     sc = S.score(run, m, type("D", (), {"X": X, "y": y})(), 1.0, 1.0)
     assert set(sc.residual) == {"l2", "linf", "msp", "hybrid"}
     assert sc.signature["l2"][-1] == pytest.approx(0.0, abs=1e-12)
@@ -184,13 +184,14 @@ def test_scores_use_each_geometrys_own_signature():
 
 
 def test_scores_report_how_far_the_direction_moved():
-    from ibverify.engine import train
+    from ibverify.engine import Run
 
     m = models.TwoLayer(2, 2, 2.0)
     th = {"W": np.array([[1.0, 0.0], [0.0, 1.0]]), "a": np.array([1.0, 0.0])}
     turned = {"W": np.array([[3.0, 0.0], [0.0, -3.0]]), "a": 3 * th["a"]}   # cos = (1 − 1 + 1)/3; same outputs
     X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
-    run = train.Run(steps=[1, 10, 100], thetas=[turned, th, turned], q_min=[-1.0, 1.0, 1.0])
+    run = Run(None, "reference", [1, 10, 100], 100, block_thetas=[turned, th, turned],
+              records={"q_min": [-1.0, 1.0, 1.0]})
     sc = S.score(run, m, type("D", (), {"X": X, "y": y})(), 1.0, 2.0, geometries=["l2"])
     assert sc.steps == [10, 100] and sc.move == pytest.approx(2 / 3)    # from the first separated checkpoint
 

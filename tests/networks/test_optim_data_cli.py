@@ -1,6 +1,5 @@
 """Optimizers (first steps by hand, log-frame invariance, schedule warnings), datasets, CLI, claim files."""
 
-import argparse
 import glob
 import tomllib
 import warnings
@@ -14,7 +13,7 @@ from ibverify.cli import network as cli
 from ibverify.data import netdata as datasets
 from ibverify import models
 from ibverify.optim import logframe as optim
-from ibverify.engine import train
+from ibverify.engine import block as train
 from ibverify.geometry.base import polar
 from ibverify.optim.logframe import Scaled
 from ibverify.strategies.network import separable_teacher
@@ -24,7 +23,7 @@ TH = {"W": np.zeros((2, 2)), "a": np.zeros(2)}
 
 
 def _first(name, **kw):
-    opt = optim.make_optimizer(name, eta0=0.1, p=0.8, params=TH, warn=False, **kw)
+    opt = optim.make_optimizer(name, lr=0.1, lr_decay=0.8, params=TH, warn=False, **kw)
     opt.init(TH)
     return opt.update(Scaled(G0, 0.0))
 
@@ -39,12 +38,12 @@ def test_first_steps_by_hand():
     u = _first("muon-adam", eta_m=0.1, eta_a=0.4)
     np.testing.assert_allclose(u["W"], 0.1 * np.diag([1.0, -1.0]), atol=1e-15)
     np.testing.assert_allclose(u["a"], 0.4 * np.sign(G0["a"]))
-    nb = _first("adam", bias_correction=False)                       # no correction: (1−β1)g/sqrt((1−β2)g²)
+    nb = _first("adam", bias_correction=False, beta2=0.99)           # no correction: (1−β1)g/sqrt((1−β2)g²)
     np.testing.assert_allclose(nb["a"], 0.1 * 0.1 / np.sqrt(0.01) * np.sign(G0["a"]))
 
 
 def test_second_step_signum_and_schedule():
-    opt = optim.make_optimizer("signum", eta0=0.2, p=1.0, beta=0.5, params=TH, warn=False)
+    opt = optim.make_optimizer("signum", lr=0.2, lr_decay=1.0, beta1=0.5, params=TH, warn=False)
     opt.init(TH)
     opt.update(Scaled(G0, 0.0))
     g2 = {"W": -3.0 * G0["W"], "a": np.array([-0.1, -2.0])}
@@ -59,8 +58,8 @@ def test_log_frame_is_exact_under_rescaling():
     gs = [{"W": rng.standard_normal((2, 2)), "a": rng.standard_normal(2)} for _ in range(30)]
     drift = np.cumsum(rng.uniform(0, 40, 30))                        # gradients shrink by up to e^{−600}
     for name in ("signum", "muon", "adam", "momentum-gd", "muon-adam"):
-        a = optim.make_optimizer(name, params=TH, warn=False)
-        b = optim.make_optimizer(name, params=TH, warn=False)
+        a = optim.make_optimizer(name, params=TH, warn=False, lr_decay=0.8)
+        b = optim.make_optimizer(name, params=TH, warn=False, lr_decay=0.8)
         a.init(TH), b.init(TH)
         for g, s in zip(gs, drift, strict=False):
             ua = a.update(Scaled(g, -s))
@@ -89,7 +88,7 @@ def test_schedule_check_warns():
         warnings.simplefilter("error")
         assert optim.check_schedule(0.8, 3.0) and optim.check_schedule(0.1, 1.0)
     with pytest.warns(optim.ScheduleWarning):
-        optim.make_optimizer("signum", p=0.3, L=3.0)
+        optim.make_optimizer("signum", lr_decay=0.3, L=3.0)
 
 
 def test_bad_optimizer_inputs():
@@ -98,20 +97,20 @@ def test_bad_optimizer_inputs():
     with pytest.raises(IbverifyError):
         optim.make_optimizer("muon-adam")                            # needs the blocks
     with pytest.raises(IbverifyError):
-        optim.make_optimizer("signum", beta=1.0)
+        optim.make_optimizer("signum", beta1=1.0)
 
 
 def test_long_run_does_not_freeze():
     """Exponential loss, margins far past float64 underflow: the log-frame run keeps moving, no underflow."""
     m = models.Linear(2)
     X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
-    opt = optim.make_optimizer("signum", eta0=50.0, p=0.5, params={"w": np.zeros(2)}, L=1.0)
+    opt = optim.make_optimizer("signum", lr=50.0, lr_decay=0.5, params={"w": np.zeros(2)}, L=1.0)
     r = train.run(m, X, y, opt, 3000, {"w": np.zeros(2)}, loss="exponential", checkpoints=[1000, 2999, 3000])
     assert r.q_min[-1] > 2000                                         # e^{−2000}: raw gradients are exactly 0
     assert np.linalg.norm(r.thetas[-1]["w"] - r.thetas[-2]["w"]) > 1.0
     assert r.underflow == {}
     w0 = {"w": np.array([800.0, 800.0])}                             # q ≈ 960: raw gradients are exactly 0.0
-    opt = optim.make_optimizer("adam", eta0=1.0, p=0.5, params=w0, L=1.0)
+    opt = optim.make_optimizer("adam", lr=1.0, lr_decay=0.5, params=w0, L=1.0)
     r = train.run(m, X, y, opt, 50, w0, loss="exponential", checkpoints=[1, 50])
     assert r.q_min[-1] - r.q_min[0] > 5 and r.underflow == {}
 
@@ -133,20 +132,14 @@ def test_teacher_data_separable_by_construction(d):
 
 
 def test_cli_train_returns_json_result():
-    p = argparse.ArgumentParser()
-    p.add_argument("--data")
-    p.add_argument("--optimizer")
-    p.add_argument("--steps", type=int)
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--lr-decay", type=float, default=0.8)
-    cli.add_arguments(p)
-    cli.add_arguments(p)                                             # idempotent
-    args = p.parse_args(["--data", "teacher", "--optimizer", "muon", "--steps", "1500", "--model", "two-layer",
-                         "--lr", "0.3"])
+    from ibverify.cli import build_parser
+
+    args = build_parser().parse_args(["train", "--data", "teacher", "--optimizer", "muon", "--steps", "1500",
+                                      "--model", "two-layer", "--lr", "0.3", "--quiet"])
     out = cli.train(args)
     assert set(out["margins"]) == {"l2", "linf", "msp", "hybrid"} and out["kkt"]["geometry"] == "msp"
     assert out["steps"] == 1500 and set(out["theta"]) == {"W", "a"} and out["warnings"] == []
-    assert out["engine"] == "compiled" and out["hyper"]["p"] == 1 - 1 / 6   # parser default → inside the range
+    assert out["engine"] == "compiled" and out["hyper"]["lr_decay"] == 1 - 1 / 6   # default → inside the range
 
 
 def _network_args(*extra):
@@ -167,7 +160,7 @@ def test_network_train_plain_summary_and_json_only_with_flag():
     text = buf.getvalue()
     assert "{" not in text and "normalized margins" in text and "linf" in text and "(own)" in text
     assert "KKT residual in its own geometry (linf)" in text and "400 steps" in text
-    assert "theorem range 0.6667 < p ≤ 1" in text and "t^(−0.833333)" in text and "warning" not in text
+    assert "theorem range 0.6667 < lr_decay ≤ 1" in text and "t^(−0.833333)" in text and "warning" not in text
     buf = io.StringIO()
     run_network(_network_args("--json"), stream=buf)
     out = json.loads(buf.getvalue())
@@ -177,13 +170,12 @@ def test_network_train_plain_summary_and_json_only_with_flag():
 
 def test_network_train_default_p_is_inside_the_theorem_range_and_explicit_p_is_kept():
     for model, L in (("two-layer", 3.0), ("deep-linear", 2.0)):
-        args = _network_args("--model", model)
-        data, mdl, theta0, opt, p, caught = cli._build(args)
-        assert mdl.L == L and p == cli.default_p(L) and 1 - 1 / L < p <= 1 and caught == []
-    *_, p, caught = cli._build(_network_args("--lr-decay", "0.5"))
-    assert p == 0.5 and any("violates" in w for w in caught)         # an explicit choice is kept, with a warning
-    *_, p, caught = cli._build(_network_args("--lr-decay", "0.9"))
-    assert p == 0.9 and caught == []
+        data, mdl, spec = cli._build(_network_args("--model", model))
+        assert mdl.L == L and spec.lr_decay == 1 - 1 / (2 * L) and 1 - 1 / L < spec.lr_decay <= 1
+    out = cli.train(_network_args("--lr-decay", "0.5", "--steps", "50"))
+    assert out["hyper"]["lr_decay"] == 0.5 and any("violates" in w for w in out["warnings"])  # kept, with a warning
+    out = cli.train(_network_args("--lr-decay", "0.9", "--steps", "50"))
+    assert out["hyper"]["lr_decay"] == 0.9 and out["warnings"] == []
 
 
 def test_network_train_bad_options_are_one_line_errors():
@@ -202,7 +194,7 @@ def test_progress_reports_every_chunk_and_the_end():
     d = datasets.make_data("teacher", n=10, d=3, seed=1)
     th0 = m.init(np.random.default_rng(0), 0.5)
     calls = []
-    opt = optim.make_optimizer("adam", params=th0, L=m.L, p=0.8)
+    opt = optim.make_optimizer("adam", params=th0, L=m.L, lr_decay=0.8)
     train.run(m, d.X, d.y, opt, 2000, th0, progress=lambda a, b: calls.append((a, b)), chunk=300)
     assert calls[-1] == (2000, 2000) and len(calls) >= 2000 // 300
     assert all(b == 2000 for _, b in calls) and [a for a, _ in calls] == sorted(a for a, _ in calls)

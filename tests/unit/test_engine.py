@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 from ibverify.data import gr
 from ibverify.strategies.linear import gaussian_data, gr_data
 from ibverify.engine import log_checkpoints, run
-from ibverify.optim import NAMES, OptimizerSpec, Sampler
+from ibverify.optim import OptimizerSpec, Sampler
+from ibverify.optim.table import names
+
+NAMES = names("vector")
 
 
 def rel(a, b):

@@ -1,49 +1,42 @@
-"""Full-batch training loop with log-spaced checkpoints, run diagnostics, margins and KKT signatures."""
+"""The block loop: any model over named parameter blocks, full batch, per-group log frame → `Run`.
+
+Besides θ at each checkpoint t it records, from step t itself, the evidence of paper 2's dynamics:
+log ℒ(θ_t), min_i q_i, the alignment r_t = ⟨Δθ_t/ν_t, −g_t/‖g_t‖_*⟩, the momentum tracking
+‖m/‖m‖_* − g/‖g‖_*‖_* (nan without momentum) and Adam's max |m̂/√v̂ − sign g| on significant coordinates.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from .. import IbverifyError
-from ..losses import check_loss
 from ..blocks import Params, copy, inner
-from ..losses import evaluate
+from ..losses import check_loss, evaluate
 from ..optim.logframe import Optimizer, Scaled
 from . import network_run as NR
 from .checkpoint import Saver
-
-
-def log_checkpoints(steps: int, k: int = 16, start: int = 1) -> list[int]:
-    """About k log-spaced integer steps in [start, steps], always including steps."""
-    pts = np.unique(np.round(np.logspace(np.log10(max(start, 1)), np.log10(steps), k)).astype(int))
-    return [int(t) for t in pts if t >= 1]
-
+from .trajectory import Hooks, Run, log_checkpoints
 
 ENGINES = ("compiled", "reference")
+RECORDS = ("log_loss", "q_min", "align", "track", "adam_dev")
 
 
-@dataclass
-class Run:
-    steps: list[int] = field(default_factory=list)
-    thetas: list[Params] = field(default_factory=list)
-    log_loss: list[float] = field(default_factory=list)
-    q_min: list[float] = field(default_factory=list)
-    align: list[float] = field(default_factory=list)        # r_t = ⟨Δθ_t/ν_t, −g_t/‖g_t‖_*⟩
-    track: list[float] = field(default_factory=list)        # ‖m/‖m‖_* − g/‖g‖_*‖_* (nan without momentum)
-    adam_dev: list[float] = field(default_factory=list)     # max |m̂/√v̂ − sign g| on significant coordinates
-    underflow: dict = field(default_factory=dict)
-    diverged: bool = False
-    engine: str = "reference"
-    seconds: float = 0.0
+class _Trace:
+    """The checkpoints' θ and evidence as a run collects them."""
 
-    @property
-    def theta(self) -> Params:
-        return self.thetas[-1]
+    def __init__(self):
+        self.steps: list[int] = []
+        self.thetas: list[Params] = []
+        self.records: dict[str, list[float]] = {k: [] for k in RECORDS}
+
+    def run(self, opt, engine: str, steps: int, theta0: Params, underflow: dict, diverged: bool) -> Run:
+        return Run(getattr(opt, "spec", None), engine, self.steps, steps, block_thetas=self.thetas, theta0=theta0,
+                   diagnostics={"underflow": underflow, "diverged": diverged}, records=self.records,
+                   optimizer=opt)
 
 
 def _dual_unit(geometry, p: Params) -> Params:
@@ -51,21 +44,22 @@ def _dual_unit(geometry, p: Params) -> Params:
     return {k: v / n for k, v in p.items()} if n > 0 else p
 
 
-def _record(out: Run, G, t: int, theta: Params, new: Params, ev, nu: float, momentum, ratio, sig: float) -> None:
+def _record(out: _Trace, G, t: int, theta: Params, new: Params, ev, nu: float, momentum, ratio, sig: float) -> None:
     """Diagnostics of step t: θ_t, log ℒ(θ_t), min q_i, alignment of Δθ_t with −g_t, tracking, Adam deviation."""
     gn = G.dual_norm(ev.ghat)
     delta = {k: (new[k] - theta[k]) / nu for k in theta}
     out.steps.append(t)
     out.thetas.append(copy(theta))
-    out.log_loss.append(ev.log_loss)
-    out.q_min.append(float(np.min(ev.q)))
-    out.align.append(-inner(delta, ev.ghat) / gn if gn > 0 else float("nan"))
+    rec = out.records
+    rec["log_loss"].append(ev.log_loss)
+    rec["q_min"].append(float(np.min(ev.q)))
+    rec["align"].append(-inner(delta, ev.ghat) / gn if gn > 0 else float("nan"))
     if momentum is not None and gn > 0:
         diff = {k: v - w for (k, v), w in zip(_dual_unit(G, momentum.blocks).items(),
                                               _dual_unit(G, ev.ghat).values(), strict=False)}
-        out.track.append(G.dual_norm(diff))
+        rec["track"].append(G.dual_norm(diff))
     else:
-        out.track.append(float("nan"))
+        rec["track"].append(float("nan"))
     if ratio is not None:
         l1 = sum(float(np.sum(np.abs(v))) for v in ev.ghat.values())
         dev = 0.0
@@ -73,9 +67,9 @@ def _record(out: Run, G, t: int, theta: Params, new: Params, ev, nu: float, mome
             s = np.abs(ev.ghat[k]) > sig * l1
             if s.any():
                 dev = max(dev, float(np.max(np.abs(r[s] - np.sign(ev.ghat[k][s])))))
-        out.adam_dev.append(dev)
+        rec["adam_dev"].append(dev)
     else:
-        out.adam_dev.append(float("nan"))
+        rec["adam_dev"].append(float("nan"))
 
 
 def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = "logistic",
@@ -118,16 +112,16 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
 
 
 def _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress) -> Run:
-    cps = set(checkpoints or log_checkpoints(steps))
+    cps = set(int(c) for c in (log_checkpoints(steps, 16) if checkpoints is None else checkpoints))
     theta = copy(theta0)
     opt.init(theta)
-    out = Run()
+    out, underflow, diverged = _Trace(), {}, False
     G = opt.geometry
     for t in range(1, steps + 1):
         ev = evaluate(model, theta, X, y, loss, with_loss=t in cps)
         g = Scaled(ev.ghat, ev.log_scale)
         if ev.underflow_samples == len(ev.q):
-            out.underflow["all_weights"] = out.underflow.get("all_weights", 0) + 1
+            underflow["all_weights"] = underflow.get("all_weights", 0) + 1
         new = opt.step(theta, g)
         if t in cps:
             _record(out, G, t, theta, new, ev, opt.nu(t), opt.momentum(), opt.adam_ratio(), sig)
@@ -135,10 +129,10 @@ def _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, prog
         if progress and t % 1000 == 0:
             progress(t, steps)
         if not all(np.all(np.isfinite(v)) for v in theta.values()):
-            out.diverged = True
+            diverged = True
             break
-    out.underflow.update(opt.underflow)
-    return out
+    underflow.update(opt.underflow)
+    return out.run(opt, "reference", steps, theta0, underflow, diverged)
 
 
 CHUNK_WORK = 1 << 22  # multiply-adds per kernel call, about: paces progress, saves and Ctrl-C
@@ -151,7 +145,8 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
     Each checkpoint's record is one row [θ_t, log ℒ, q_min, align, track, adam_dev], so a saved run resumes
     with its evidence. Saves (and Ctrl-C) act after any chunk; the kernel is deterministic per step, so a
     resumed run is bit-identical to an uninterrupted one."""
-    cps = sorted({int(c) for c in (checkpoints or log_checkpoints(steps)) if 1 <= int(c) <= steps})
+    cps = sorted({int(c) for c in (log_checkpoints(steps, 16) if checkpoints is None else checkpoints)
+                  if 1 <= int(c) <= steps})
     opt.init(copy(theta0))
     st = NR.NetState(prob, theta0)
     P = prob.size
@@ -165,6 +160,7 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
         j0 = saver.load(st, rows)
     per = int(chunk) if chunk else max(1, CHUNK_WORK // max(1, prob.X.shape[0] * P))
     G = opt.geometry
+    hooks = Hooks()
     with (saver.interruptible() if saver else contextlib.nullcontext()):
         for j in range(j0, len(cps)):
             c = cps[j]
@@ -172,6 +168,7 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
                 st.advance(min(c - 1 - st.t, per))
                 if progress:
                     progress(st.t, steps)
+                hooks.after_chunk(st.t)
                 if saver:
                     saver.maybe_save(st, rows, j)
             if st.diverged:
@@ -179,32 +176,28 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
             theta = st.theta()
             st.advance(1)
             ev = evaluate(model, theta, X, y, loss, with_loss=True)
-            rec = Run()
-            _record(rec, G, c, theta, st.theta(), ev, opt.nu(c), st.momentum(), st.adam_ratio(), sig)
+            one = _Trace()
+            _record(one, G, c, theta, st.theta(), ev, opt.nu(c), st.momentum(), st.adam_ratio(), sig)
             rows[j, :P] = prob.flat(theta)
-            rows[j, P:] = [rec.log_loss[0], rec.q_min[0], rec.align[0], rec.track[0], rec.adam_dev[0]]
+            rows[j, P:] = [one.records[k][0] for k in RECORDS]
             if st.diverged:
                 break
         while st.t < steps and not st.diverged:  # past the last checkpoint (checkpoints need not reach steps)
             st.advance(min(steps - st.t, per))
+            hooks.after_chunk(st.t)
             if saver:
                 saver.maybe_save(st, rows, len(cps))
         if progress:
             progress(st.t, steps)
         if saver:
             saver.save(st, rows, len(cps))
-    out = Run(engine="compiled", diverged=st.diverged)
+    out = _Trace()
     for j, c in enumerate(cps):
         if np.isnan(rows[j, P + 1]):
             break
         out.steps.append(c)
         out.thetas.append(prob.params(rows[j, :P]))
-        ll, qm, al, tr, ad = (float(x) for x in rows[j, P:])
-        out.log_loss.append(ll)
-        out.q_min.append(qm)
-        out.align.append(al)
-        out.track.append(tr)
-        out.adam_dev.append(ad)
-    out.underflow.update(st.underflow())
+        for k, x in zip(RECORDS, rows[j, P:], strict=True):
+            out.records[k].append(float(x))
     opt.t, opt.ctr.underflow = st.t, {k: v for k, v in st.underflow().items() if k != "all_weights"}
-    return out
+    return out.run(opt, "compiled", steps, theta0, dict(st.underflow()), st.diverged)

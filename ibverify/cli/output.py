@@ -1,0 +1,62 @@
+"""What every command shares: the one-line-error parser, JSON output, data loading, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import IbverifyError
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
+
+
+class Parser(argparse.ArgumentParser):
+    """One-line errors (IbverifyError), no usage dump."""
+
+    def error(self, message):
+        raise IbverifyError(f"{self.prog}: {message}")
+
+
+def dump(obj, path: str | None = None) -> None:
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable)
+    if path in (None, "-"):
+        print(text)
+    else:
+        Path(path).write_text(text + "\n")
+
+
+def _jsonable(o):
+    if hasattr(o, "tolist"):  # numpy arrays and scalars (numpy is not imported at start-up)
+        return o.tolist()
+    raise TypeError(f"not JSON-serializable: {type(o).__name__}")
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load_data(path, quiet: bool = False):
+    """Load and validate a dataset and say "loaded N × d from FILE" on stdout (not with --json, whose
+    output carries n, d and the inert coordinates instead; stderr is kept for the one-line error)."""
+    from ..data import load_dataset
+
+    D = load_dataset(path)
+    if not quiet:
+        inert = D.inert
+        note = (f"; {len(inert)} inert coordinate{'s' if len(inert) != 1 else ''} (zero in every sample) set "
+                f"aside: {inert.tolist()}") if len(inert) else ""
+        print(f"loaded {D.n} × {D.d} from {path}{note}", flush=True)
+    return D
+
+
+def data_json(path, D) -> dict:
+    return {"file": str(path), "n": D.n, "d": D.d, "inert_coordinates": D.inert.tolist()}
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "unknown error"
+
+

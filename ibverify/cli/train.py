@@ -1,0 +1,250 @@
+"""`ibverify train`: one command for every model and every optimizer of the table.
+
+Without --model the linear model is trained sample by sample on a data file (the vector implementation);
+with --model a block model (a linear model, matrix or deep linear models, two-layer or deep ReLU^q nets) is
+trained full batch (the block implementation). Both read the same knobs (`ibverify.optim.table.KNOBS`),
+whose defaults come from the optimizer's row of the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from .. import IbverifyError
+from ..optim.table import KNOBS, ORDERS, ROWS, names
+from .network import MODELS, run_network
+from .output import data_json, dump, load_data, say
+
+STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
+PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
+ORACLE_MAX_ENTRIES = 2_000_000  # ... and the ℓ2/ℓ∞ max-margin oracles when n·d is at most this
+
+
+def spec_from_args(args):
+    """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
+    from ..optim import OptimizerSpec  # start-up time: numpy and mpmath load only for a run
+
+    return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
+                                     name=args.optimizer)
+
+
+def add_train_parser(sub, parser_class) -> None:
+    rows = "\n".join(textwrap.fill(f"{r.name}{' (= ' + ', '.join(r.aliases) + ')' if r.aliases else ''} ({r.geometry}; "
+                                    f"{'/'.join(r.models)}): {r.update}", 100, initial_indent="  ",
+                                    subsequent_indent="      ", break_on_hyphens=False) for r in ROWS)
+    intro = textwrap.fill("Run an optimizer on the linear model sample by sample (default), or on a block model "
+                          "(--model) full batch. Step sizes η_t = lr · t^(−lr_decay), t = 1, 2, …; a knob not given "
+                          "takes the optimizer's default from the optimizer table.", 100)
+    t = sub.add_parser("train", help="run an optimizer on a dataset", formatter_class=_Raw,
+                       description=intro + "\n\noptimizers (own geometry; models):\n" + rows)
+    t.add_argument("--data", required=True, metavar="FILE",
+                   help=".npz (arrays X, y) or .csv (comma-separated, label ±1 in the last column, optional header); "
+                        "with --model also digits | teacher | linear (generated)")
+    t.add_argument("--optimizer", required=True, metavar="NAME", help="one of: " + ", ".join(names()))
+    t.add_argument("--model", choices=MODELS, default=None,
+                   help="a block model, trained full batch (default: the linear model, sample by sample)")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--epochs", type=int, default=None,
+                   help="horizon in epochs of ceil(n/B) steps (default 1000; full batch: one step an epoch)")
+    g.add_argument("--steps", type=int, default=None, help="horizon in steps (must be >= 1; --model: default 10000)")
+    k = t.add_argument_group("knobs (default: the optimizer's row of the table)")
+    k.add_argument("--lr", type=float, default=None, help=KNOBS["lr"] + " (default 0.1; nsd-l2, momentum-gd on "
+                   "block models 0.5; the spectral family 0.3)")
+    k.add_argument("--lr-decay", type=float, default=None, help=KNOBS["lr_decay"])
+    k.add_argument("--beta1", type=float, default=None, help=KNOBS["beta1"] + " (default 0.9)")
+    k.add_argument("--beta2", type=float, default=None, help=KNOBS["beta2"] + " (default 0.999)")
+    k.add_argument("--eps", type=float, default=None, help=KNOBS["eps"] + " (default 0, the papers' convention)")
+    k.add_argument("--bias-correction", action=_BoolOpt, default=None,
+                   help=KNOBS["bias_correction"] + " (default: on for adam on a block model and muon-adam; off "
+                        "for inc-adam, det-adam and adam on the linear model)")
+    k.add_argument("--batch-size", type=int, default=None, metavar="B",
+                   help=KNOBS["batch_size"] + " (adam: default 1; inc-adam is 1; det-adam, adam-proxy full batch)")
+    k.add_argument("--order", choices=ORDERS, default=None, help=KNOBS["order"] + " (default cyclic)")
+    k.add_argument("--lr-matrix", "--eta-m", type=float, default=None, help=KNOBS["lr_matrix"] + " (default 0.1)")
+    k.add_argument("--lr-vector", "--eta-a", type=float, default=None, help=KNOBS["lr_vector"] + " (default 0.1)")
+    t.add_argument("--loss", choices=("logistic", "exponential"), default=None, help="loss (default logistic)")
+    t.add_argument("--seed", type=_seed, default=None,
+                   help="seed of the sample order, and of θ0 and generated data with --model (default 0)")
+    t.add_argument("--engine", choices=("compiled", "reference", "mpmath"), default=None,
+                   help="compiled (numba, log frame; default), reference (numpy, step by step) or mpmath (linear "
+                        "model only: high precision)")
+    t.add_argument("--checkpoints", type=int, default=None, metavar="K",
+                   help="log-spaced steps at which θ is recorded (default 30; --model: 20)")
+    t.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run state here (atomic)")
+    t.add_argument("--checkpoint-every", type=float, default=5.0, metavar="SEC",
+                   help="seconds between saves of --checkpoint (default 5)")
+    t.add_argument("--resume", action="store_true", help="continue from --checkpoint FILE")
+    t.add_argument("--no-compare", dest="compare", action="store_false",
+                   help="skip the comparison with ŵ2, the ℓ∞ face and p* (no convex solves)")
+    n = t.add_argument_group("block models (--model)")
+    n.add_argument("--width", type=int, default=16, help="hidden width (two-layer, deep, deep-linear)")
+    n.add_argument("--q", type=float, default=2.0,
+                   help="ReLU power of the two-layer and deep nets (q > 1 smooth; q = 1 ReLU, two-layer only)")
+    n.add_argument("--depth", type=int, default=2,
+                   help="trained layers K of deep-linear (K matrices) and deep (K − 1 matrices and the output vector)")
+    n.add_argument("--n", type=int, default=None, help="sample count of generated data (digits: class-balanced)")
+    n.add_argument("--d", type=int, default=6, help="input dimension of generated data")
+    n.add_argument("--init-scale", type=float, default=0.5, help="scale of the random θ0 (models of degree > 1)")
+    n.add_argument("--kkt-tau", type=float, default=0.01, help="active-set tolerance of the face KKT residual")
+    t.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    t.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no 'loaded' line")
+    t.set_defaults(func=cmd_train)
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise IbverifyError(f"--seed must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise IbverifyError(f"--seed must be a non-negative integer, got {v}")
+    return v
+
+
+class _Raw(argparse.RawDescriptionHelpFormatter):
+    """Keeps the optimizer list's line breaks in --help."""
+
+
+class _BoolOpt(argparse.BooleanOptionalAction):
+    """--bias-correction / --no-bias-correction (None when neither is given: the table's default)."""
+
+
+def _horizon(args, n: int, batch_size: int) -> int:
+    if args.steps is not None and args.epochs is not None:
+        raise IbverifyError("give --epochs or --steps, not both")
+    if args.epochs is not None and args.epochs < 1:
+        raise IbverifyError(f"--epochs must be >= 1, got {args.epochs}")
+    if args.steps is not None and args.steps < 1:
+        raise IbverifyError(f"--steps must be >= 1, got {args.steps}")
+    epochs = args.epochs if args.epochs is not None else 1000
+    steps = args.steps if args.steps is not None else epochs * max(1, -(-n // batch_size))
+    if steps > 2**53:
+        raise IbverifyError(f"horizon of {steps} steps is too long (at most 2^53)")
+    if args.checkpoints is not None and not 2 <= args.checkpoints <= 100_000:
+        raise IbverifyError(f"--checkpoints must be in 2..100000, got {args.checkpoints}")
+    return int(steps)
+
+
+def direction_change(ws, cps) -> dict:
+    """Angle (radians) between the directions at the last two checkpoints: 2·asin(‖â − b̂‖/2),
+    accurate for small angles; nonzero means the run has not reached its limit direction."""
+    import numpy as np
+
+    if len(ws) < 2:
+        return {"from_step": None, "to_step": int(cps[-1]), "angle_rad": None, "still_moving": True}
+    a, b = ws[-2], ws[-1]
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    angle = float(2 * np.arcsin(min(1.0, np.linalg.norm(a / na - b / nb) / 2))) if na > 0 and nb > 0 else None
+    return {"from_step": int(cps[-2]), "to_step": int(cps[-1]), "angle_rad": angle,
+            "still_moving": angle is None or angle > STILL_MOVING_RAD}
+
+
+def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
+    """Where the run's w stands: cosine and ℓ2 margin gap to ŵ2, ℓ∞ margin gap to the ℓ∞ face (by
+    margin: ℓ∞ solutions may be non-unique), cosine to the predicted p* (per-sample Adam family, when
+    n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ.
+    Unavailable parts say why."""
+    import numpy as np
+
+    from ..oracles import max_margin, normalized_margin
+
+    u = w / np.linalg.norm(w)
+    out: dict = {}
+    try:
+        if n * d > ORACLE_MAX_ENTRIES:
+            raise IbverifyError(f"not computed for n·d = {n * d} > {ORACLE_MAX_ENTRIES} (use ibverify margin)")
+        l2, li = max_margin(Z, "l2"), max_margin(Z, "linf")
+        out["l2"] = {"gamma": l2.margin, "cos": float(u @ l2.direction),
+                     "margin_gap": (l2.margin - normalized_margin(Z, w, "l2")) / l2.margin}
+        out["linf"] = {"gamma": li.margin, "margin_gap": (li.margin - normalized_margin(Z, w, "linf")) / li.margin}
+    except IbverifyError as e:
+        out["oracles_unavailable"] = str(e)
+    b = spec.batch_size
+    if spec.name in ("inc-adam", "adam-proxy") or (spec.name == "adam" and b < n):
+        if n * d > PSTAR_MAX_ENTRIES:
+            out["p_star_unavailable"] = f"not computed for n·d = {n * d} > {PSTAR_MAX_ENTRIES} (use ibverify predict)"
+        else:
+            from ..theory import predict
+
+            try:
+                pr = predict(Z, b=1 if spec.name == "adam-proxy" else b)
+                out["p_star"] = {"cos": float(u @ np.asarray(pr["direction"])), "batch_size": pr["batch_size"]}
+            except IbverifyError as e:
+                out["p_star_unavailable"] = str(e)
+    return out
+
+
+def _train_summary(name, r, D, out) -> list[str]:
+    m, cmp, mv = out["margins"], out["comparison"], out["direction_change"]
+    lines = [f"{name}: {r.horizon} steps in {r.seconds:.2f}s on {D.n} × {D.d} data",
+             f"  final min margin min_i z_i·w = {out['min_margin']:.6g}; normalized margins "
+             + ", ".join(f"{k} {v:.6g}" for k, v in m.items())]
+    if "l2" in cmp:
+        c = cmp["l2"]
+        lines.append(f"  vs ℓ2 max margin ŵ2 (γ2 = {c['gamma']:.6g}): cos {c['cos']:.6f}, "
+                     f"margin gap {c['margin_gap']:.3g}")
+        c = cmp["linf"]
+        lines.append(f"  vs ℓ∞ face (γ∞ = {c['gamma']:.6g}): margin gap {c['margin_gap']:.3g} (by margin: ℓ∞ "
+                     f"solutions may be non-unique)")
+    if "p_star" in cmp:
+        lines.append(f"  vs predicted p* (ibverify predict, b = {cmp['p_star']['batch_size']}): "
+                     f"cos {cmp['p_star']['cos']:.6f}")
+    for k in ("oracles_unavailable", "p_star_unavailable"):
+        if k in cmp:
+            lines.append(f"  ({k.replace('_', ' ')}: {cmp[k]})")
+    if mv["angle_rad"] is not None:
+        lines.append(f"  direction change over the last checkpoint interval (steps {mv['from_step']} → "
+                     f"{mv['to_step']}): {mv['angle_rad']:.3g} rad")
+    return lines
+
+
+def cmd_train(args) -> int:
+    if args.model is not None:
+        return run_network(args)
+    import numpy as np
+
+    from ..oracles import normalized_margin
+    from ..progress import Progress
+
+    D = load_data(args.data, quiet=args.quiet or args.json)
+    spec = spec_from_args(args).resolved(D.n)
+    steps = _horizon(args, D.n, spec.batch_size)
+    from ..engine import run  # numba: imported once the input is known to be good
+    bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
+    try:
+        r = run(D.Z, spec, steps, checkpoints=args.checkpoints or 30, engine=args.engine or "compiled",
+                progress=bar.steps,
+                save_to=args.checkpoint, save_every=args.checkpoint_every, resume=args.resume)
+    finally:
+        bar.close()
+    nw = np.linalg.norm(r.w)
+    out = {
+        "optimizer": spec.to_json(), "engine": r.engine, "steps": r.horizon,
+        "data": data_json(args.data, D),
+        "w": r.w, "direction": r.w / nw if nw > 0 else r.w,
+        "margins": {k: normalized_margin(D.Z, r.w, k) for k in ("l2", "linf", "l1")},
+        "min_margin": float(np.min(D.Z @ r.w)),
+        "direction_change": direction_change(r.ws, r.checkpoints),
+        "comparison": compare_to_theory(D.Z, r.w, spec, D.n, D.d) if (args.compare and nw > 0) else {},
+        "diagnostics": r.diagnostics, "seconds": round(r.seconds, 4),
+    }
+    notes = []
+    if r.diagnostics.get("frozen"):
+        notes.append(f"warning: the run is frozen: its last {r.diagnostics['stalled_streak']} steps left w unchanged "
+                     f"although the gradient was nonzero (float64 resolution reached)")
+    mv = out["direction_change"]
+    if mv["still_moving"] and not r.diagnostics.get("frozen"):
+        ang = "undefined (w = 0)" if mv["angle_rad"] is None else f"{mv['angle_rad']:.2g} rad"
+        notes.append(f"note: the direction is still moving ({ang} between steps {mv['from_step']} and "
+                     f"{mv['to_step']}, > {STILL_MOVING_RAD:g}): the run has not reached its limit; a longer "
+                     f"horizon gets closer")
+    if args.json:  # stdout stays pure JSON; the notes go to stderr
+        dump(out)
+        for note in notes:
+            say(note)
+    else:
+        print("\n".join(_train_summary(args.optimizer, r, D, out) + notes))
+    return 0
+
+

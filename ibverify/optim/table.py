@@ -1,0 +1,141 @@
+"""The optimizer table: one row per optimizer of both papers (in the spirit of PyTorch's `optim_db`).
+
+Every generic consumer reads it: `OptimizerSpec` (knob defaults and validation), the block optimizers
+(`logframe.make_optimizer`), the engine (which implementation runs a model), `ibverify train --help`,
+the README's optimizer list, the fuzz and compiled-equals-reference tests.
+
+One knob vocabulary for every model (`KNOBS`) and one schedule convention:
+    η_t = lr · t^(−lr_decay),   t = 1, 2, …   (the step counter of the update being made)
+Models: `vector` — a linear model run sample by sample (per-sample, mini-batch or full batch; samplers,
+per-coordinate log frame: the `vector` kernels); `block` — any model over named parameter blocks, full
+batch (per-group log frame: the `block` kernels). A linear model is the one-block, degree-1 case of both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+# knob → meaning (the only names: the CLI's options are these with '-' for '_')
+KNOBS = MappingProxyType({
+    "lr": "base step size η0 of η_t = lr · t^(−lr_decay)",
+    "lr_decay": "decay exponent of η_t (vector default 0.5; block default 1 − 1/(2L), inside 1 − 1/L < p ≤ 1)",
+    "beta1": "first-moment (momentum) decay β1",
+    "beta2": "Adam's second-moment decay β2",
+    "eps": "Adam's ε added to √v",
+    "bias_correction": "Adam's bias correction of m and v",
+    "batch_size": "samples per step (vector model)",
+    "order": "sample order of mini-batches: cyclic, reshuffle or replacement (vector model)",
+    "lr_matrix": "hybrids: base step size η_M of the Muon part (matrix blocks)",
+    "lr_vector": "hybrids: base step size η_A of the Signum/Adam part (vector blocks)",
+    "loss": "logistic or exponential",
+    "seed": "seed of the sample order (vector model)",
+})
+# old knob names read with a one-line deprecation (claim files and scripts of earlier versions)
+DEPRECATED = MappingProxyType({"eta0": "lr", "p": "lr_decay", "beta": "beta1", "eta_m": "lr_matrix",
+                               "eta_a": "lr_vector"})
+DEFAULTS = MappingProxyType({"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0, "bias_correction": False,
+                             "order": "cyclic", "loss": "logistic", "seed": 0})
+VECTOR_LR_DECAY = 0.5
+ORDERS = ("cyclic", "reshuffle", "replacement")
+MODELS = ("vector", "block")
+ADAM_CONVENTION_PAPER1 = MappingProxyType({"eps": 0.0, "bias_correction": False})
+ADAM_CONVENTION_PAPER2 = MappingProxyType({"eps": 0.0, "bias_correction": True})
+
+
+@dataclass(frozen=True)
+class OptimizerInfo:
+    """One optimizer: its update, own geometry, models, implementations, convention and defaults."""
+
+    name: str
+    paper: str                      # "baek" (paper 1) or "gronich" (paper 2)
+    update: str                     # the exact update (g the batch gradient, η_t as above)
+    geometry: str                   # own geometry: l2 | linf | spectral | msp | hybrid | adaptive
+    models: tuple[str, ...]         # of MODELS
+    implementations: Mapping[str, tuple[str, ...]]  # model → engines: compiled, reference, mpmath, lanes
+    defaults: Mapping[str, object] = field(default_factory=dict)  # knobs that differ from DEFAULTS
+    batch: str = "any"              # vector model: "one" (batch size 1), "full" or "any" (default: full,
+    #                                 or the row's batch_size default)
+    moments: tuple[str, ...] = ()   # knobs of its moments (beta1, beta2, eps, bias_correction)
+    aliases: tuple[str, ...] = ()
+    skips: Mapping[str, str] = field(default_factory=dict)  # generic test → reason
+    by_model: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # model → its own defaults
+
+    def default(self, knob: str, model: str | None = None):
+        """The knob's default on `model` (vector or block); None where it depends on the model and none is given."""
+        if model is not None and knob in self.by_model.get(model, {}):
+            return self.by_model[model][knob]
+        if model is None and any(knob in d for d in self.by_model.values()):
+            return None
+        return self.defaults.get(knob, DEFAULTS.get(knob))
+
+    def model_dependent(self, knob: str) -> bool:
+        return any(knob in d for d in self.by_model.values())
+
+
+def _impl(vector=(), block=()) -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({k: v for k, v in (("vector", vector), ("block", block)) if v})
+
+
+VEC = ("compiled", "reference", "mpmath")
+BLK = ("compiled", "reference")
+ADAM_MOMENTS = ("beta1", "beta2", "eps", "bias_correction")
+HYBRID_LR = {"lr_matrix": 0.1, "lr_vector": 0.1}
+
+ROWS = (
+    OptimizerInfo("inc-adam", "baek", "per-sample Adam (batch 1, cyclic): m, v EMAs of g, g²; w ← w − η_t m/√v",
+                  "adaptive", ("vector",), _impl(VEC + ("lanes",)), ADAM_CONVENTION_PAPER1, "one", ADAM_MOMENTS),
+    OptimizerInfo("det-adam", "baek", "full-batch Adam: m, v EMAs of g, g²; w ← w − η_t m/√v", "linf", ("vector",),
+                  _impl(VEC + ("lanes",)), ADAM_CONVENTION_PAPER1, "full", ADAM_MOMENTS),
+    OptimizerInfo("adam", "gronich", "Adam: m, v EMAs of g, g² (β1, β2); θ ← θ − η_t m̂/(√v̂ + ε) (m̂, v̂ bias-corrected "
+                  "by default on block models: paper 2; not on the vector model: paper 1's mini-batch Adam)",
+                  "linf", ("vector", "block"), _impl(VEC + ("lanes",), BLK), {"eps": 0.0, "batch_size": 1}, "any",
+                  ADAM_MOMENTS, by_model={"vector": ADAM_CONVENTION_PAPER1, "block": ADAM_CONVENTION_PAPER2},
+                  skips={"geometry": "vector model with batch < N: the limit is data-adaptive (paper 1), not ℓ∞"}),
+    OptimizerInfo("adam-proxy", "baek", "AdamProxy: w ← w − η_t g ⊘ √(Σ_i g_i²) (per-sample gradients g_i)",
+                  "adaptive", ("vector",), _impl(VEC), {}, "full"),
+    OptimizerInfo("gd", "baek", "gradient descent: w ← w − η_t g", "l2", ("vector",), _impl(VEC)),
+    OptimizerInfo("nsd-l2", "gronich", "normalized GD: θ ← θ − η_t g/‖g‖₂", "l2", ("vector", "block"),
+                  _impl(VEC, BLK), aliases=("ngd",), by_model={"vector": {"lr": 0.1}, "block": {"lr": 0.5}}),
+    OptimizerInfo("nsd-linf", "gronich", "sign descent: θ ← θ − η_t sign(g)", "linf", ("block",), _impl(block=BLK)),
+    OptimizerInfo("nsd-spectral", "gronich", "spectral descent: W ← W − η_t polar(G) (one matrix)", "spectral",
+                  ("block",), _impl(block=BLK), {"lr": 0.3}),
+    OptimizerInfo("nsd-msp", "gronich", "max-spectral descent: W_k ← W_k − η_t polar(G_k), every layer", "msp",
+                  ("block",), _impl(block=BLK), {"lr": 0.3}),
+    OptimizerInfo("momentum-gd", "gronich", "m ← β1 m + (1−β1) g; θ ← θ − η_t m/‖m‖₂", "l2", ("block",),
+                  _impl(block=BLK), {"lr": 0.5}, moments=("beta1",)),
+    OptimizerInfo("signum", "gronich", "m ← β1 m + (1−β1) g; θ ← θ − η_t sign(m)", "linf", ("vector", "block"),
+                  _impl(VEC, BLK), {}, "any", ("beta1",)),
+    OptimizerInfo("muon", "gronich", "M_k ← β1 M_k + (1−β1) G_k; W_k ← W_k − η_t polar(M_k)", "msp", ("block",),
+                  _impl(block=BLK), {"lr": 0.3}, moments=("beta1",)),
+    OptimizerInfo("muon-ns5", "gronich", "as muon with Newton–Schulz (5 quintic steps) for polar(M_k)", "msp",
+                  ("block",), _impl(block=BLK), {"lr": 0.3}, moments=("beta1",),
+                  skips={"geometry": "NS5 is not an LMO step: a practical variant, no theorem"}),
+    OptimizerInfo("muon-signum", "gronich", "matrices: muon at lr_matrix; vectors: signum at lr_vector",
+                  "hybrid", ("block",), _impl(block=BLK), HYBRID_LR, moments=("beta1",)),
+    OptimizerInfo("muon-adam", "gronich", "matrices: muon at lr_matrix; vectors: adam at lr_vector", "hybrid",
+                  ("block",), _impl(block=BLK), {**HYBRID_LR, **ADAM_CONVENTION_PAPER2}, moments=ADAM_MOMENTS),
+)
+TABLE = MappingProxyType({r.name: r for r in ROWS})
+ALIASES = MappingProxyType({a: r.name for r in ROWS for a in r.aliases})
+NAMES = tuple(TABLE) + tuple(ALIASES)
+
+
+def info(name: str) -> OptimizerInfo:
+    """The row of `name` (an alias gives its optimizer's row); KeyError for an unknown name."""
+    return TABLE[ALIASES.get(name, name)]
+
+
+def names(model: str | None = None) -> tuple[str, ...]:
+    """Every optimizer name (aliases too), or those that run `model` ("vector" or "block")."""
+    return tuple(n for n in NAMES if model is None or model in info(n).models)
+
+
+def help_lines() -> list[str]:
+    """One line per optimizer: name (aliases), own geometry, models, update — for --help and the README."""
+    out = []
+    for r in ROWS:
+        alias = f" (= {', '.join(r.aliases)})" if r.aliases else ""
+        out.append(f"{r.name}{alias} [{r.geometry}; {'/'.join(r.models)}]: {r.update}")
+    return out

@@ -1,0 +1,54 @@
+"""`ibverify train` is one command for every model: a block-model run of a paper-2 claim's optimizer is the
+claim's algorithm, and --help lists every optimizer of the table with its own geometry."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ibverify.checks.gronich import run_spec
+from ibverify.claims import load_registry
+from ibverify.cli import main
+from ibverify.data import netdata
+from ibverify.engine import run
+from ibverify.models import make_model
+from ibverify.optim.table import ROWS, names
+
+
+def test_train_two_layer_adam_runs_the_paper2_claims_algorithm(capsys):
+    claim = {c.id: c for c in load_registry()}["gronich.adam-linf"]
+    params = {**claim.convention, **claim.params_for("fast")}
+    argv = ["train", "--data", "teacher", "--model", "two-layer", "--optimizer", "adam", "--steps", "300",
+            "--lr-decay", str(params["lr_decay"]), "--beta1", str(params["beta1"]), "--beta2", str(params["beta2"]),
+            "--lr", str(params["lr"]), "--seed", "3", "--json", "--quiet"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    spec = run_spec({**params, "steps": 300})
+    knobs = {**spec.for_block(3.0).to_json(), "seed": 3}           # --seed also seeds θ0 and the data
+    assert out["spec"] == knobs                                   # same knobs, bias correction on, ε = 0
+    assert out["spec"]["bias_correction"] is True and out["spec"]["eps"] == 0.0
+    data = netdata.make_data("teacher", d=6, seed=3)
+    model = make_model("two-layer", 6, width=16, q=2.0)
+    r = run(data, spec, 300, model=model, init_seed=3, init_scale=0.5, checkpoints=[300])
+    for k, v in r.theta.items():                                  # and the very same trajectory
+        assert np.array_equal(np.asarray(out["theta"][k]), v)
+
+
+def test_train_adam_default_convention_follows_the_model(capsys):
+    assert main(["train", "--data", "teacher", "--model", "linear", "--optimizer", "adam", "--steps", "5",
+                 "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["spec"]["bias_correction"] is True      # paper 2 (block model)
+    from ibverify.optim import OptimizerSpec
+
+    assert OptimizerSpec("adam").resolved(4).bias_correction is False                  # paper 1 (vector model)
+
+
+def test_train_help_lists_every_optimizer_with_its_own_geometry(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = capsys.readouterr().out
+    for r in ROWS:
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(r.name + " ") or
+                    ln.strip().startswith(r.name + " ("))
+        assert f"({r.geometry}; " in line, line
+    assert set(names()) <= set(text.replace(",", " ").replace("(", " ").replace(")", " ").split())
