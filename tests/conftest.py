@@ -1,10 +1,46 @@
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
+
+from _isolation import clean_environ
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_process_settings(tmp_path_factory):
+    """Every test runs as if pytest were started from a clean shell: with _isolation.clean_environ() (no
+    $IBVERIFY_* setting, no $HYPOTHESIS_PROFILE, the registry of this checkout), in an empty working directory
+    of its own, under umask 022; afterwards the environment (also what the code under test set in it, e.g.
+    `verify --resume` sets $IBVERIFY_CACHE), the working directory, the umask and the loaded hypothesis profile
+    are those from before. A test that needs one of these settings sets it itself (monkeypatch.setenv, ...).
+    Claim items (claims/*.toml, ibverify.pytest_plugin) are not test functions: they keep the caller's
+    settings, so `IBVERIFY_REPORT=reports pytest` still writes reports/results.json at the end."""
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_umask, profile = os.umask(0o022), settings.get_current_profile_name()
+    _replace_environ(clean_environ(saved_env))
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        os.umask(saved_umask)
+        _replace_environ(saved_env)
+        if settings.get_current_profile_name() != profile:
+            settings.load_profile(profile)
+
+
+def _replace_environ(env: dict[str, str]) -> None:
+    for name in [k for k in os.environ if k not in env]:
+        del os.environ[name]
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
 
 
 @pytest.fixture(autouse=True)

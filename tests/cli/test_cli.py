@@ -18,6 +18,7 @@ from ibverify.optim.spec import NAMES
 from ibverify.oracles import max_margin, normalized_margin
 from ibverify.theory import predict
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 
 
 def ib(capsys, *args):
@@ -229,7 +230,7 @@ def test_every_option_has_help_and_help_lists_the_optimizers(capsys):
 def test_broken_pipe_is_quiet():
     # issue 11: `ibverify claims | head -1` printed a BrokenPipeError
     r = subprocess.run(f"'{sys.executable}' -m ibverify claims | head -1", shell=True, capture_output=True,
-                       text=True, timeout=HANG_GUARD_S)
+                       text=True, timeout=HANG_GUARD_S, env=subprocess_env())
     assert r.stdout.startswith("id") and r.stderr == "", r.stderr
 
 
@@ -268,7 +269,8 @@ def test_start_up_does_not_import_heavy_modules():
             "    assert c.main(['train', '--data', '/nonexistent.npz', '--optimizer', 'adam']) == 2\n"
             "heavy = ('cvxpy', 'numba', 'sympy', 'scipy', 'sklearn', 'matplotlib', 'dask', 'torch', 'jax')\n"
             "print(sorted(m for m in heavy if m in sys.modules))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_S,
+                       env=subprocess_env())
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]", r.stdout
 

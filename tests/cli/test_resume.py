@@ -4,7 +4,6 @@ ibverify.engine.run: IBVERIFY_KILL_AT_STEP / IBVERIFY_INTERRUPT_AT_STEP send the
 at the first chunk boundary ≥ the step), so nothing depends on the engine's speed or the wall clock."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import pytest
 from ibverify.data import gr
 from ibverify.engine.run import INTERRUPT_AT_ENV, KILL_AT_ENV
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 
 STEPS = 300_000
 
@@ -36,9 +36,9 @@ def train_cmd(datafile, ckpt, *extra, every="1e9"):
 
 
 def run_with(cmd, **env):
+    """Hooks only as given (subprocess_env drops a caller's $IBVERIFY_*; also for the module fixture below)."""
     return subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD_S,
-                          env={**{k: v for k, v in os.environ.items() if k not in (INTERRUPT_AT_ENV, KILL_AT_ENV)},
-                               **env})
+                          env=subprocess_env(without=(INTERRUPT_AT_ENV, KILL_AT_ENV), **env))
 
 
 def saved_step(ckpt) -> int:

@@ -18,6 +18,7 @@ from ibverify import profiles
 from ibverify.claims import load_registry, select
 from ibverify.verify import verify
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -59,9 +60,8 @@ def claims_dir(tmp_path_factory):
 def test_killed_worker_task_is_retried_and_rows_equal_sequential(claims_dir, tmp_path, monkeypatch):
     marker = claims_dir.parent / "killed.marker"
     assert not marker.exists()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-               HYPOTHESIS_PROFILE="ci", IBVERIFY_CACHE=str(tmp_path / "unused-cache"))
-    env.pop("CI", None)
+    env = subprocess_env(without=("CI",), HYPOTHESIS_PROFILE="ci", IBVERIFY_CACHE=str(tmp_path / "unused-cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
     out = tmp_path / "dask.json"
     r = subprocess.run([sys.executable, "-m", "ibverify", "--claims-dir", str(claims_dir), "verify", "--tier", "smoke",
                         "--workers", "2", "--report", str(tmp_path / "rep"), "--json", str(out)],

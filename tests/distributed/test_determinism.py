@@ -12,8 +12,9 @@ from hypothesis.internal.conjecture import providers as P
 
 from ibverify import profiles, verify as V
 from ibverify.claims import load_registry
+from _isolation import CLAIMS as REGISTRY_DIR
 
-CLAIMS = {c.id: c for c in load_registry()}
+CLAIMS = {c.id: c for c in load_registry(REGISTRY_DIR)}  # at import: before any per-test isolation
 
 
 def outcome(cid: str) -> str:

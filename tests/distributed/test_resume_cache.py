@@ -17,8 +17,9 @@ from ibverify.cache import RunCache, fingerprint
 from ibverify.checks import prop
 from ibverify.claims import load_registry
 from ibverify.verify import run_claim, verify
+from _isolation import CLAIMS
 
-REGISTRY = {c.id: c for c in load_registry()}
+REGISTRY = {c.id: c for c in load_registry(CLAIMS)}  # at import: before any per-test isolation
 
 
 class Interrupt(KeyboardInterrupt):

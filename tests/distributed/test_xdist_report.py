@@ -2,7 +2,6 @@
 every row, in registry order, each equal to the row of an in-process run."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from ibverify import profiles
 from ibverify.claims import load_registry
 from ibverify.verify import run_claim
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 
 ROOT = Path(__file__).resolve().parents[2]
 IDS = ["gronich.dual-norms", "gronich.homogeneity"]
@@ -23,7 +23,7 @@ def test_xdist_workers_rows_are_merged_into_one_report(tmp_path):
     for cid in IDS:
         shutil.copy(ROOT / "claims" / f"{cid}.toml", claims)
     out = tmp_path / "report"
-    env = {k: v for k, v in os.environ.items() if k not in ("IBVERIFY_REPORT", "PYTEST_ADDOPTS", "CI")}
+    env = subprocess_env(without=("PYTEST_ADDOPTS", "CI"))  # no $IBVERIFY_REPORT either: --ibverify-report only
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "load",
                         "--ibverify-tier", "smoke", "--ibverify-report", str(out), str(claims)],
                        capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=tmp_path)

@@ -6,7 +6,6 @@ file changes (numba alone re-uses the stale kernel: shown here as the control).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -15,6 +14,7 @@ import numba
 import pytest
 
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 from ibverify.engine import _kernel_cache as kc
 
 CALLEE = "import numba\n\n@numba.njit(cache=True)\ndef value():\n    return {v}\n"
@@ -43,9 +43,9 @@ def _package(tmp_path, v):
 
 
 def _run(tmp_path, mode):
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    """main.py in a child process whose numba caches next to the package (no $NUMBA_CACHE_DIR of the caller)."""
     out = subprocess.run([sys.executable, str(tmp_path / "main.py"), str(tmp_path), mode], capture_output=True,
-                         text=True, env=env, timeout=HANG_GUARD_S)
+                         text=True, env=subprocess_env(without=("NUMBA_CACHE_DIR",)), timeout=HANG_GUARD_S)
     assert out.returncode == 0, out.stderr
     return int(out.stdout.split()[-1])
 
@@ -83,6 +83,8 @@ def test_source_hash_changes_with_any_file_and_only_with_sources(tmp_path):
 
 
 def test_cache_dir_is_set_inside_the_block_restored_after_and_a_user_base_kept(tmp_path, monkeypatch):
+    # numba read $NUMBA_CACHE_DIR into numba.config when it was imported: start without one, whatever the caller set
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
     (tmp_path / "m.py").write_text("z = 0\n")
     before = numba.config.CACHE_DIR
     with kc.source_keyed_cache(tmp_path):

@@ -17,6 +17,7 @@ from ibverify import models
 from ibverify.optim import logframe as optim
 from ibverify.engine import block as train
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 
 SETUP = """
 import numpy as np
@@ -56,7 +57,8 @@ def test_kill_9_at_a_chosen_step_then_resume_is_bit_identical(tmp_path):
                 os.kill(os.getpid(), signal.SIGKILL)
         go(save_to={str(ckpt)!r}, progress=kill)
     """)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_S,
+                       env=subprocess_env())
     assert p.returncode == -signal.SIGKILL, p.stderr
     assert ckpt.exists() and not (tmp_path / "run.ckpt.tmp").exists()
     with np.load(ckpt) as f:

@@ -21,6 +21,7 @@ from ibverify.verify import summarize
 
 from .conftest import claim_of
 from _hang_guard import HANG_GUARD_S
+from _isolation import subprocess_env
 
 REAL_CLAIM = "baek.control.gaussian-v-isotropic"  # a real claim that runs in well under a second
 
@@ -164,7 +165,7 @@ def test_concurrent_writers_both_end_up_in_the_report(results, tmp_path):
         runs.append(path)
     code = ("import json, sys; from ibverify.report import publish; "
             "publish(json.load(open(sys.argv[1])), sys.argv[2])")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(p), str(out)]) for p in runs]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(p), str(out)], env=subprocess_env()) for p in runs]
     assert [p.wait(timeout=HANG_GUARD_S) for p in procs] == [0, 0, 0]
     merged = load_results(out / "results.json")
     assert sorted(c["id"] for c in merged["claims"]) == sorted(

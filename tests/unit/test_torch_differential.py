@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 from ibverify.data import gr  # noqa: E402
 from ibverify.engine import run  # noqa: E402
 from ibverify.optim import OptimizerSpec  # noqa: E402
+from _isolation import subprocess_env  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -48,7 +49,7 @@ def test_cli_matches_torch_adam(tmp_path):
     np.savez(p, X=D.X, y=D.y)
     r = subprocess.run([sys.executable, "-m", "ibverify", "train", "--data", str(p), "--optimizer", "adam",
                         "--batch-size", "1", "--eps", "1e-8", "--bias-correction", "--lr", "0.05", "--lr-decay", "0",
-                        "--steps", "500", "--json"], capture_output=True, text=True)
+                        "--steps", "500", "--json"], capture_output=True, text=True, env=subprocess_env())
     assert r.returncode == 0, r.stderr
     ref = torch_per_sample_adam(D.X, D.y, 500, 0.05, (0.9, 0.999), 1e-8)
     np.testing.assert_allclose(json.loads(r.stdout)["w"], ref, rtol=1e-10, atol=1e-12)
