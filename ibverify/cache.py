@@ -40,6 +40,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import IbverifyError
+from .claims import CheckContext
+
 
 def default_root() -> Path:
     return Path(os.environ.get("IBVERIFY_CACHE", ".ibverify-cache"))
@@ -107,8 +110,6 @@ def state_fingerprint(fn: Callable, *args: Any) -> str | None:
 
 
 def _feed_state(h, obj: Any, seen: set[int]) -> None:
-    from .claims import CheckContext
-
     if isinstance(obj, types.ModuleType):
         h.update(f"module:{obj.__name__};".encode())
         return
@@ -240,8 +241,6 @@ def for_claim(root: Path | str | None, claim, tier: str, seed: int, params: dict
     """The RunCache of a claim run, or None when caching is off (root None) or the check cannot be hashed."""
     if root is None:
         return None
-    from . import IbverifyError
-
     try:
         chash = claim.check_hash()
     except IbverifyError:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ibverify import profiles
 from ibverify.claims import load_registry
-from ibverify.verify import run_claim
+from ibverify.runner.claim import run_claim
 from _hang_guard import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
