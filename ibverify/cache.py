@@ -6,8 +6,9 @@ folder per claim run:
     <root>/<claim id>/<tier>-seed<seed>-<key>/row.json                     a finished claim's results row
     <root>/<claim id>/<tier>-seed<seed>-<key>/ex-<prop>-<i>-<fingerprint>.pkl one evaluated Example
 
-`key` = sha256(check hash, tier-resolved params, code hash)[:16]: editing the check's module, the
-claim's data or any computing module of the package (`code_hash`) starts a fresh folder. `prop` names
+`key` = sha256(check hash, tier-resolved params, code hash)[:16]: editing the code of the check, the
+claim's data or the code of any computing module of the package (`code_hash`; by ibverify.codehash's rule,
+comments, docstrings and layout do not count) starts a fresh folder. `prop` names
 the property within the claim run: the k-th `run_property` call of the check and a hash of (family
 claim id, seed, evaluate's qualified name), so two properties of one check that draw the same
 examples (e.g. one per optimizer) never share entries. An example entry is used only when its
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import functools
 import hashlib
 import json
 import os
@@ -39,6 +39,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+from . import IbverifyError
+from .claims import CheckContext
+from .codehash import package_code_hash
 
 
 def default_root() -> Path:
@@ -107,8 +111,6 @@ def state_fingerprint(fn: Callable, *args: Any) -> str | None:
 
 
 def _feed_state(h, obj: Any, seen: set[int]) -> None:
-    from .claims import CheckContext
-
     if isinstance(obj, types.ModuleType):
         h.update(f"module:{obj.__name__};".encode())
         return
@@ -173,17 +175,12 @@ def fingerprint(obj: Any) -> str:
     return h.hexdigest()[:20]
 
 
-@functools.lru_cache(maxsize=1)
 def code_hash() -> str:
-    """Hash of the package's computing code (every ibverify/**/*.py except the report renderer): an
-    edit to the engine, the oracles or a check invalidates every cache entry, not only the edited check's."""
-    pkg = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for f in sorted(pkg.rglob("*.py")):
-        rel = f.relative_to(pkg).as_posix()
-        if not rel.startswith("report/"):
-            h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    """Hash of the package's computing code (every ibverify module except the report renderer's), by the
+    rule of ibverify.codehash (the one check_hash uses): an edit to the code of the engine, the oracles or
+    a check invalidates every cache entry, not only the edited check's; a docstring, a comment, the layout
+    or moving a function between modules does not. Cached per process."""
+    return package_code_hash(exclude=("report",))[:16]
 
 
 def run_dir(root: Path | str, claim_id: str, tier: str, seed: int, check_hash: str, params: dict) -> Path:
@@ -240,8 +237,6 @@ def for_claim(root: Path | str | None, claim, tier: str, seed: int, params: dict
     """The RunCache of a claim run, or None when caching is off (root None) or the check cannot be hashed."""
     if root is None:
         return None
-    from . import IbverifyError
-
     try:
         chash = claim.check_hash()
     except IbverifyError:

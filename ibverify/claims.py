@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
-import inspect
 import os
 import sys
 import tomllib
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from . import IbverifyError
+from .codehash import definition_dump, module_code_hash
 from .evidence import Outcome
 
 STATUSES = ("paper", "derived", "reconstructed", "control", "beyond")
@@ -74,11 +74,19 @@ class Claim:
             raise IbverifyError(f"claim {self.id}: check '{self.check}' cannot be loaded: {e}") from None
 
     def check_hash(self) -> str:
-        """Hash of the check's source and the claim's data: a stale baseline shows a different hash."""
+        """Hash of what decides the verdict: the check function's own code, the claim's data, and the code
+        of the check's module with every ibverify module it imports, directly or not (ibverify.codehash:
+        docstrings, comments, layout and moving a function between those modules do not count; a change to
+        the engine, optimizer or oracle code under the check does). A stale baseline shows a different hash."""
         fn = self.function()
-        src = inspect.getsource(inspect.getmodule(fn))
+        mod = sys.modules[self.check.partition(":")[0]]
+        try:
+            own = definition_dump(fn)
+            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None))
+        except (OSError, SyntaxError, ValueError) as e:
+            raise IbverifyError(f"claim {self.id}: cannot hash the code of check '{self.check}': {e}") from None
         data = repr((self.params, self.tolerances, self.tiers, self.status))
-        return hashlib.sha256((src + data).encode()).hexdigest()[:16]
+        return hashlib.sha256("\0".join((own, data, code)).encode()).hexdigest()[:16]
 
 
 @dataclass

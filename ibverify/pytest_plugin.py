@@ -17,10 +17,16 @@ seeded from (claim id, seed 0) only, so a row does not depend on the worker that
 
 from __future__ import annotations
 
+import json
+import os
 import tomllib
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+
+from . import profiles
+from .claims import load_claim
 
 _rows: list[dict] = []
 
@@ -37,8 +43,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    from . import profiles
-
     profiles.load()
     config.addinivalue_line("markers", "claim: a registry claim collected as a test")
     for t in ("smoke", "fast", "full"):
@@ -62,8 +66,6 @@ def pytest_collect_file(file_path: Path, parent):
 
 class ClaimFile(pytest.File):
     def collect(self):
-        from .claims import load_claim
-
         claim = load_claim(self.path)
         item = ClaimItem.from_parent(self, name=claim.id, claim=claim)
         item.add_marker(pytest.mark.claim)
@@ -82,7 +84,7 @@ class ClaimItem(pytest.Item):
         self.claim = claim
 
     def runtest(self):
-        from .verify import run_claim
+        from .runner.claim import run_claim  # start-up time: numpy (pytest loads this plugin in every session)
 
         tier = _tier(self.config)
         if tier not in self.claim.tiers:
@@ -115,27 +117,20 @@ def _is_xdist_worker(config) -> bool:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
     """xdist controller: collect the rows a worker ran (sent in its workeroutput)."""
-    import json
-
     blob = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
     if blob:
         _rows.extend(json.loads(blob))
 
 
 def pytest_sessionfinish(session, exitstatus):
-    import json
-    import os
-
     if _is_xdist_worker(session.config):  # the controller writes the report
         session.config.workeroutput[_WORKER_KEY] = json.dumps(_rows)
         return
     out = session.config.getoption("--ibverify-report") or os.environ.get("IBVERIFY_REPORT")
     if not out or not _rows:
         return
-    from datetime import datetime, timezone
-
-    from .report import publish
-    from .verify import SCHEMA, summarize, versions
+    from .report import SCHEMA, publish, summarize  # start-up time: only a session that reports needs them
+    from .runner.claim import versions  # start-up time: numpy, as in runtest
 
     rows = sorted(_rows, key=lambda r: f"{r['id']}.toml")  # registry order: claims/<id>.toml sorted
     results = {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

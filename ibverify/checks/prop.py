@@ -12,7 +12,7 @@ a re-run draws the same examples (same seed) and reuses the stored ones instead 
 so a killed run continues at the first example it had not finished.
 
 Examples as tasks (on Dask only): the examples are drawn once without evaluating them, evaluated in
-parallel as tasks, and the property then runs on those values (ibverify.distributed). Both the cache
+parallel as tasks, and the property then runs on those values (ibverify.runner.distributed). Both the cache
 and the tasks are used only for evaluations whose sole effect is their value (see run_property).
 """
 

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from .. import IbverifyError
+from .. import claims as registry
+from .output import dump
 
 
 def cmd_verify(args) -> int:
     """Run the selected claims (in this process, on a LocalCluster or on --scheduler), print one line
     per claim as it finishes, write the report; exit 0 iff every verdict is the expected one."""
-    from .. import profiles
-    from ..claims import load_registry, select
-    from ..verify import verify
+    from .. import profiles  # start-up time: hypothesis (the parser imports this module for --help)
+    from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
     profile = profiles.load(args.profile)
-    claims = select(load_registry(args.claims_dir), args.ids, args.tier)
+    claims = registry.select(registry.load_registry(args.claims_dir), args.ids, args.tier)
     if not claims:
         raise IbverifyError(f"no claims in tier '{args.tier}'")
     workers = _workers(args)
@@ -82,8 +85,6 @@ def _earlier_runtimes(args) -> dict[str, float]:
     """Claim runtimes of an earlier run of this tier: the report folder's results.json, else
     ci/baseline-<tier>.json, else the fast tier's baseline (a proxy: the full tier's long claims are the fast
     tier's long claims); {} when none exists or is readable (only the start order depends on it)."""
-    import json
-
     tries = [(Path(args.report) / "results.json", args.tier), (Path("ci") / f"baseline-{args.tier}.json", args.tier),
              (Path("ci") / "baseline-fast.json", "fast")]
     for path, tier in tries:
@@ -103,7 +104,7 @@ def _cache_root(args) -> Path | None:
     if args.cache:
         return Path(args.cache)
     if args.resume or args.tier == "full":
-        from ..cache import default_root
+        from ..cache import default_root  # start-up time: numpy
 
         return default_root()
     return None
@@ -116,8 +117,6 @@ class RunBar:
     lines written through `write` then go straight to stdout."""
 
     def __init__(self, claims, tier: str, enabled: bool = True):
-        import time
-
         self.t0 = time.perf_counter()
         self.examples, self.total_examples = 0, sum(int(c.params_for(tier).get("examples", 0) or 0) for c in claims)
         self.running: list[str] = []
@@ -125,14 +124,12 @@ class RunBar:
         self._msg = ""
         self.bar = None
         if enabled and sys.stderr.isatty() and not os.environ.get("CI"):
-            from tqdm import tqdm
+            from tqdm import tqdm  # start-up time: tqdm (only a run on a terminal shows the bar)
 
             self.bar = tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr, dynamic_ncols=True,
                             leave=False, mininterval=0.5)
 
     def elapsed(self) -> float:
-        import time
-
         return time.perf_counter() - self.t0
 
     def write(self, text: str, err: bool = False) -> None:
@@ -143,8 +140,6 @@ class RunBar:
             print(text, file=stream, flush=True)
 
     def _show(self, force: bool = False) -> None:
-        import time
-
         if self.bar is None:
             return
         now = time.monotonic()
@@ -187,12 +182,11 @@ def _write_outputs(results: dict, out: Path, json_path: str | None, replace: boo
     """Merge the run into the report folder `out` (ibverify.report.publishing: other claims' rows and pages
     are kept, a run of another tier/seed goes to out/<tier>-seed<seed>/, concurrent runs wait on a lock;
     `replace`: a whole-tier run drops rows of claims it did not run); returns the index.html showing it."""
-    from .output import dump as _dump
-    from ..report import publish
+    from ..report import publish  # start-up time: the report package (only a finished run writes one)
 
     index = publish(results, out, json_path if json_path and json_path != "-" else None, replace=replace)
     if json_path == "-":
-        _dump(results)
+        dump(results)
     return index
 
 

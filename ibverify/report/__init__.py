@@ -7,7 +7,8 @@ from .commands import compare_command, report_command
 from .compare import CompareResult, compare
 from .html import render_report
 from .publishing import merge_results, publish
-from .schema import SCHEMA, load_results, validate_results, write_results
+from .schema import SCHEMA, load_results, summarize, validate_results, write_results
 
 __all__ = ["SCHEMA", "CompareResult", "compare", "compare_command", "load_results", "merge_results",
-           "publish", "render_report", "report_command", "validate_results", "write_results"]
+           "publish", "render_report", "report_command", "summarize", "validate_results",
+           "write_results"]

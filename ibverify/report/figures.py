@@ -21,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from html import escape
+from importlib.metadata import version
 from pathlib import Path
 
 from .ticks import Axis, axis
@@ -133,9 +135,9 @@ class FigureMaker:
     """Draws plots with one reusable matplotlib Figure (Agg canvas, no pyplot state)."""
 
     def __init__(self, width_in: float = 6.4, height_in: float = 3.0):
-        import matplotlib
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        import matplotlib  # start-up time: matplotlib, imported only when a figure must really be drawn
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # start-up time: matplotlib
+        from matplotlib.figure import Figure  # start-up time: matplotlib
 
         self._mpl = matplotlib
         self.width, self.height = width_in, height_in
@@ -164,7 +166,7 @@ class FigureMaker:
             return self._draw(series, title, tolerances, salt)
 
     def _draw(self, series: list[dict], title: str, tolerances: dict | None, salt: str) -> Plot:
-        from matplotlib.ticker import NullLocator
+        from matplotlib.ticker import NullLocator  # start-up time: matplotlib
 
         tol = tolerance_lines(tolerances or {}, series)
         xa, ya, drawn = self._axes_for(series, tol)
@@ -221,8 +223,6 @@ class FigureMaker:
 @lru_cache(maxsize=1)
 def _code_version() -> str:
     """Changes whenever the drawing code or matplotlib changes (part of every figure's cache key)."""
-    from importlib.metadata import version
-
     h = hashlib.sha256(version("matplotlib").encode())
     for f in ("figures.py", "ticks.py"):
         h.update(Path(__file__).with_name(f).read_bytes())
@@ -268,8 +268,6 @@ def _padded(a: Axis, frac: float = 0.03) -> tuple[float, float]:
 
 def _inline(svg: str, title: str, prefix: str) -> str:
     """matplotlib's SVG document as an element for inline use in HTML, its ids prefixed (unique in a page)."""
-    from html import escape
-
     body = svg[svg.index("<svg"):]
     body = re.sub(r"<metadata>.*?</metadata>\s*", "", body, flags=re.S)
     if prefix:

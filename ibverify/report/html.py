@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..claims import STATUSES
+from .figures import FigureMaker, figure_key, reuse, svg_file
 from .schema import error_line, validate_results
 from .svg import group_series, sparkline
 
@@ -73,7 +74,7 @@ def _runtime(s) -> str:
 
 @lru_cache(maxsize=1)
 def environment():
-    import jinja2
+    import jinja2  # start-up time: jinja2 (`ibverify compare` renders nothing)
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
@@ -145,8 +146,6 @@ def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tu
 
     `draw(members, title, tolerances, salt)` makes a `figures.Plot`; a figure found in `previous`
     (the report folder) with the same `figures.figure_key` is reused instead."""
-    from .figures import figure_key, reuse, svg_file
-
     views, files = [], {}
     tolerances = c.get("tolerances") or {}
     for k, (title, members) in enumerate(group_series((c["outcome"] or {}).get("series") or []), start=1):
@@ -177,9 +176,7 @@ def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
     makers: list = []
 
     def draw(*args):
-        if not makers:  # matplotlib is imported only when a figure must really be drawn
-            from .figures import FigureMaker
-
+        if not makers:  # matplotlib is imported only when a figure must really be drawn (FigureMaker())
             makers.append(FigureMaker())
         return makers[0].draw(*args)
 

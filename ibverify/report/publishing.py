@@ -17,6 +17,7 @@ DIR/results.json, and refuses to render over a folder whose report has claims th
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from .. import IbverifyError
 from .html import render_report
-from .schema import load_results, validate_results, write_results
+from .schema import load_results, summarize, validate_results, write_results
 
 LOCK_NAME = ".ibverify.lock"
 
@@ -33,8 +34,6 @@ LOCK_NAME = ".ibverify.lock"
 @contextmanager
 def report_lock(folder: Path):
     """Hold an exclusive advisory lock on `folder/.ibverify.lock` (released on exit or process death)."""
-    import fcntl
-
     path = folder / LOCK_NAME
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -53,8 +52,6 @@ def report_lock(folder: Path):
 
 def merge_results(old: dict, new: dict) -> dict:
     """`new`'s rows over `old`'s by claim id (replaced in place, new ones appended); summary recomputed."""
-    from ..verify import summarize
-
     fresh = {c["id"]: c for c in new["claims"]}
     claims = [fresh.pop(c["id"], c) for c in old["claims"]] + list(fresh.values())
     merged = {**old, **{k: v for k, v in new.items() if k != "claims"}}

@@ -18,6 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from .. import IbverifyError
 
 SCHEMA = "ibverify.results/1"
@@ -44,8 +46,6 @@ def json_schema() -> dict:
 
 @lru_cache(maxsize=1)
 def _validator():
-    import jsonschema
-
     cls = jsonschema.Draft202012Validator
 
     def finite_number(checker, v) -> bool:
@@ -102,8 +102,6 @@ def _message(err, results: Any) -> str:
 
 def validate_results(results: Any) -> dict:
     """Raise `IbverifyError` (one line, naming the field) unless `results` follows the schema."""
-    import jsonschema
-
     err = jsonschema.exceptions.best_match(_validator().iter_errors(results))
     if err is not None:
         raise IbverifyError(_message(err, results))
@@ -125,6 +123,13 @@ def validate_results(results: Any) -> dict:
         if summary[key] > len(claims):
             _fail(f"summary.{key}", f"is out of range 0..{len(claims)}: {summary[key]}")
     return results
+
+
+def summarize(rows: list[dict]) -> dict:
+    """The `summary` of a results dict from its claim rows."""
+    return {"total": len(rows), "as_expected": sum(r["as_expected"] for r in rows),
+            "unexpected": sum(not r["as_expected"] for r in rows),
+            "errors": sum(r["verdict"] == "error" for r in rows)}
 
 
 def error_line(error: str | None) -> str:

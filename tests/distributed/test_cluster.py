@@ -16,7 +16,7 @@ import pytest
 
 from ibverify import profiles
 from ibverify.claims import load_registry, select
-from ibverify.verify import verify
+from ibverify.runner.verify import verify
 from _hang_guard import HANG_GUARD_S
 from _isolation import subprocess_env
 

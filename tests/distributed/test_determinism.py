@@ -2,7 +2,7 @@
 
 Hypothesis draws literals found in every local module in sys.modules ("local constants"); a claim run
 after other claims, under pytest or in a Dask worker saw a different pool and drew different examples.
-ibverify.verify.run_claim pins the pool to empty while a check runs."""
+ibverify.runner.claim.run_claim pins the pool to empty while a check runs."""
 
 import contextlib
 import json
@@ -10,7 +10,8 @@ import sys
 
 from hypothesis.internal.conjecture import providers as P
 
-from ibverify import profiles, verify as V
+from ibverify import profiles
+from ibverify.runner import claim as V
 from ibverify.claims import load_registry
 from _isolation import CLAIMS as REGISTRY_DIR
 

@@ -16,7 +16,8 @@ from ibverify import profiles
 from ibverify.cache import RunCache, fingerprint
 from ibverify.checks import prop
 from ibverify.claims import load_registry
-from ibverify.verify import run_claim, verify
+from ibverify.runner.claim import run_claim
+from ibverify.runner.verify import verify
 from _isolation import CLAIMS
 
 REGISTRY = {c.id: c for c in load_registry(CLAIMS)}  # at import: before any per-test isolation

@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from ibverify import cache
-from ibverify.distributed import shared_runs
+from ibverify.runner.distributed import shared_runs
 from _hang_guard import HANG_GUARD_S
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ibverify import profiles
 from ibverify.claims import load_registry
-from ibverify.verify import run_claim
+from ibverify.runner.claim import run_claim
 from _hang_guard import HANG_GUARD_S
 from _isolation import subprocess_env
 

@@ -14,7 +14,7 @@ def test_breaking_a_claim_fails_the_gate_with_its_name(tmp_path):
     registry = {c.id: c for c in load_registry()}
     if CLAIM not in registry:
         pytest.skip(f"{CLAIM} is not in the registry")
-    from ibverify.verify import verify
+    from ibverify.runner.verify import verify
 
     baseline = verify([registry[CLAIM]], "smoke")
     assert baseline["claims"][0]["verdict"] == "holds"

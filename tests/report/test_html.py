@@ -19,7 +19,7 @@ def report(tmp_path_factory):
 
 def small(results, *ids):
     """The results restricted to a few claims (cheaper to render)."""
-    from ibverify.verify import summarize
+    from ibverify.report.schema import summarize
 
     results["claims"] = [c for c in results["claims"] if c["id"] in ids]
     results["summary"] = summarize(results["claims"])

@@ -17,7 +17,7 @@ from ibverify import IbverifyError
 from ibverify.report import load_results, publish
 from ibverify.report import publishing as publish_module
 from ibverify.report.html import page_names
-from ibverify.verify import summarize
+from ibverify.report.schema import summarize
 
 from .conftest import claim_of
 from _hang_guard import HANG_GUARD_S

@@ -1,7 +1,7 @@
 """Claims as tasks on Dask distributed: a LocalCluster on this machine, or an existing cluster.
 
-`run_on_dask` submits one task per claim (`claim_task`: `ibverify.verify.run_claim` in a worker) and
-yields `(index, row)` as tasks finish; `ibverify.verify.verify` puts the rows back in registry order.
+`run_on_dask` submits one task per claim (`claim_task`: `ibverify.runner.claim.run_claim` in a worker) and
+yields `(index, row)` as tasks finish; `ibverify.runner.verify.verify` puts the rows back in registry order.
 Scheduling, retries and worker restarts are Dask's:
 - a task whose worker dies (killed, out of memory) is rescheduled on another worker by the scheduler,
   up to `distributed.scheduler.allowed-failures` times (3); a task that raises is retried `RETRIES`
@@ -22,13 +22,22 @@ Dask is imported here only, when a cluster is used: `ibverify --help` stays fast
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import os
+import shutil
+import tempfile
 import time
 import uuid
+import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from . import IbverifyError
+from hypothesis.errors import HypothesisDeprecationWarning
+
+from .. import IbverifyError, profiles
+from ..cache import RUNS_ENV, state_fingerprint
+from .claim import claim_row, run_claim
 
 TOPIC = "ibverify-progress"
 RETRIES = 2
@@ -42,7 +51,7 @@ class _Events:
         self.claim_id, self.last = claim_id, 0.0
 
     def _send(self, msg: dict) -> None:
-        from distributed import get_worker
+        from distributed import get_worker  # start-up time: dask
 
         try:
             get_worker().log_event(TOPIC, {"claim": self.claim_id, **msg})
@@ -63,21 +72,12 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
                runs: str | None = None) -> dict:
     """Run one claim in a Dask worker; progress goes to the client as events on TOPIC. With
     examples_as_tasks, a hypothesis-property check evaluates its examples as further tasks."""
-    import warnings
-
-    from hypothesis.errors import HypothesisDeprecationWarning
-
-    from . import profiles
-    from .verify import run_claim
-
     profiles.load(profile)
     # hypothesis sees the worker's own threads draw from `random` during a draw and blames the strategy
     warnings.filterwarnings("ignore", "Do not use the `random` module inside strategies", HypothesisDeprecationWarning)
     if cache is not None:  # in-run checkpoints of resumable checks (per_sample.resumable) go there too
         os.environ["IBVERIFY_CACHE"] = cache
     if runs is not None:  # a worker of an existing cluster did not inherit it (cache.shared_value)
-        from .cache import RUNS_ENV
-
         os.environ.setdefault(RUNS_ENV, runs)
     events = _Events(claim.id)
     events._send({"started": 1})
@@ -92,12 +92,6 @@ def example_task(evaluate: Callable, drawn, events: _Events):
     """Evaluate one drawn example: its Example; None when it raises; IMPURE when it also changed state
     the check sees (appended evidence to a list, say). In both last cases the claim evaluates the
     example itself, where a rejection, an error or a side effect happens as in a sequential run."""
-    import warnings
-
-    from hypothesis.errors import HypothesisDeprecationWarning
-
-    from .cache import state_fingerprint
-
     # `assume` / `reject` in evaluate work outside a hypothesis test too (raise when false), with a warning
     warnings.filterwarnings("ignore", r"Using `(assume|reject)` outside a property-based test",
                             HypothesisDeprecationWarning)
@@ -118,7 +112,7 @@ def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], 
     left to the claim (no work is done twice), else the rest go out at once."""
 
     def map_examples(evaluate: Callable, drawn: list) -> list:
-        from distributed import worker_client
+        from distributed import worker_client  # start-up time: dask
 
         token = uuid.uuid4().hex[:8]
         out: list = [None] * len(drawn)  # None: the claim evaluates that example itself
@@ -155,11 +149,6 @@ def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], 
 def shared_runs(cache: str | None):
     """$IBVERIFY_RUNS for the cluster's workers (cache.shared_value): <cache>/runs, kept for a resumed run, or
     a temporary folder removed at the end. Set before the LocalCluster starts, so its workers inherit it."""
-    import shutil
-    import tempfile
-
-    from .cache import RUNS_ENV
-
     old = os.environ.get(RUNS_ENV)
     folder = os.path.join(cache, "runs") if cache else tempfile.mkdtemp(prefix="ibverify-runs-")
     os.environ[RUNS_ENV] = folder
@@ -177,10 +166,8 @@ def shared_runs(cache: str | None):
 @contextmanager
 def client_for(workers: int, scheduler: str | None):
     """A Dask Client: connected to `scheduler`, or to a new LocalCluster of `workers` processes."""
-    import logging
-
-    import dask
-    from distributed import Client, LocalCluster
+    import dask  # start-up time: dask (imported only when a cluster is used)
+    from distributed import Client, LocalCluster  # start-up time: dask
 
     if scheduler is not None:
         try:
@@ -198,8 +185,6 @@ def client_for(workers: int, scheduler: str | None):
 
 def describe(client) -> str:
     """One line: the cluster's size and its dashboard address."""
-    import importlib.util
-
     info = client.scheduler_info()
     nw = len(info.get("workers", {}))
     threads = sum(w.get("nthreads", 1) for w in info.get("workers", {}).values())
@@ -217,9 +202,7 @@ def run_on_dask(claims: list, indices: list[int], tier: str, seed: int, *, worke
     """Submit one task per claim; yield (indices[k], row) in completion order. `runtimes` (claim id →
     seconds, from an earlier run) start the longest claims first (Dask `priority`), which shortens the run;
     it changes no result."""
-    from distributed import as_completed
-
-    from .verify import claim_row
+    from distributed import as_completed  # start-up time: dask
 
     with shared_runs(cache) as runs, client_for(workers, scheduler) as client:
         on_cluster(describe(client))

@@ -1,4 +1,4 @@
-"""Run selected claims and build the results dict (schema `ibverify.results/1`, docs/ARCHITECTURE.md)."""
+"""One claim run: the check called with its context, the verdict, the results row (schema in docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,20 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from . import IbverifyError, __version__
-from .claims import Claim, CheckContext, as_expected, verdict
+from .. import IbverifyError, __version__
+from ..cache import for_claim
+from ..claims import CheckContext, Claim, as_expected, verdict
 
-SCHEMA = "ibverify.results/1"
+try:  # private hypothesis API, see hypothesis_without_local_constants
+    from hypothesis.internal.conjecture import providers as _P
+
+    _P._get_local_constants, _P.CONSTANTS_CACHE.cache  # noqa: B018  (both must exist)
+except (ImportError, AttributeError):
+    _P = None
 
 
 def versions() -> dict[str, str]:
@@ -72,19 +77,15 @@ def hypothesis_without_local_constants():
     pinned to empty while a check runs, the draws depend on (claim id, seed) only. Re-entrant and
     thread-safe (a Dask worker may run a second claim while the first waits for its example tasks).
     (Private hypothesis API; if it moves, nothing is pinned and tests/distributed/test_determinism.py fails.)"""
-    try:
-        from hypothesis.internal.conjecture import providers as P
-
-        empty = P.Constants()
-        P._get_local_constants, P.CONSTANTS_CACHE.cache  # noqa: B018  (both must exist)
-    except (ImportError, AttributeError):
+    if _P is None:
         yield
         return
+    empty = _P.Constants()
     with _PIN_LOCK:
         if _pins[0] == 0:
-            _pins[1] = P._get_local_constants
-            P._get_local_constants = lambda: empty
-            P.CONSTANTS_CACHE.cache.clear()
+            _pins[1] = _P._get_local_constants
+            _P._get_local_constants = lambda: empty
+            _P.CONSTANTS_CACHE.cache.clear()
         _pins[0] += 1
     try:
         yield
@@ -92,17 +93,15 @@ def hypothesis_without_local_constants():
         with _PIN_LOCK:
             _pins[0] -= 1
             if _pins[0] == 0:
-                P._get_local_constants = _pins[1]
-                P.CONSTANTS_CACHE.cache.clear()
+                _P._get_local_constants = _pins[1]
+                _P.CONSTANTS_CACHE.cache.clear()
 
 
 def claim_cache(root: str | Path | None, claim: Claim, tier: str, seed: int):
     """The claim run's RunCache (ibverify.cache), None when root is None."""
     if root is None:
         return None
-    from . import cache
-
-    return cache.for_claim(root, claim, tier, seed, {**claim.convention, **claim.params_for(tier)})
+    return for_claim(root, claim, tier, seed, {**claim.convention, **claim.params_for(tier)})
 
 
 def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, runtime_s: float) -> dict:
@@ -124,73 +123,3 @@ def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, ru
         "outcome": outcome.to_json() if outcome else None,
         "error": error,
     }
-
-
-def verify(claims: list[Claim], tier: str, seed: int = 0,
-           on_start: Callable[[Claim], None] = lambda c: None,
-           on_done: Callable[[dict], None] = lambda r: None,
-           progress: Callable[[str], None] = lambda m: None, *,
-           workers: int = 1, scheduler: str | None = None, cache: str | Path | None = None,
-           profile: str | None = None, on_example: Callable[[], None] = lambda: None,
-           on_cluster: Callable[[str], None] = lambda info: None,
-           on_reused: Callable[[dict], None] | None = None, runtimes: dict[str, float] | None = None) -> dict:
-    """Run `claims` and return the results dict; rows in the order of `claims` (registry order).
-
-    workers = 1 and no scheduler: in this process, one claim after the other. Otherwise each claim is
-    a task on Dask: a LocalCluster of `workers` single-threaded processes, or the cluster at
-    `scheduler` (ibverify.distributed); on_cluster gets a one-line description (dashboard address).
-    Each claim is seeded from (claim id, seed) only, so both ways give the same verdicts and figures.
-    cache: resume-cache root (None: off): finished rows and evaluated examples are stored there and
-    reused by a re-run; a reused row goes to on_reused (default: on_done). on_start is called when a
-    claim starts (on Dask: when its task starts, from Dask's event thread). runtimes: claim id →
-    seconds of an earlier run; on Dask the longest claims start first (no effect on results)."""
-    rows: list[dict | None] = [None] * len(claims)
-    pending = []
-    for i, c in enumerate(claims):
-        rc = claim_cache(cache, c, tier, seed)
-        row = rc.load_row() if rc is not None else None
-        if row is not None:
-            rows[i] = row
-            (on_reused or on_done)(row)
-        else:
-            pending.append(i)
-
-    def finish(i: int, row: dict) -> None:
-        rc = claim_cache(cache, claims[i], tier, seed)
-        if rc is not None:
-            rc.store_row(row)
-        rows[i] = row
-        on_done(row)
-
-    if pending and (scheduler is not None or min(workers, len(pending)) > 1):
-        from .distributed import run_on_dask
-
-        root = str(Path(cache).resolve()) if cache is not None else None
-        for i, row in run_on_dask([claims[i] for i in pending], pending, tier, seed, workers=workers,
-                                  scheduler=scheduler, cache=root, profile=profile or _profile_name(),
-                                  on_example=on_example, progress=progress, on_cluster=on_cluster,
-                                  runtimes=runtimes, on_start=on_start):
-            finish(i, row)
-    else:
-        for i in pending:
-            on_start(claims[i])
-            finish(i, run_claim(claims[i], tier, seed, progress, cache, on_example))
-    return {
-        "schema": SCHEMA,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "tier": tier, "seed": seed, "versions": versions(),
-        "summary": summarize(rows),
-        "claims": rows,
-    }
-
-
-def _profile_name() -> str:
-    import os
-
-    return os.environ.get("HYPOTHESIS_PROFILE", "ci")
-
-
-def summarize(rows: list[dict]) -> dict:
-    return {"total": len(rows), "as_expected": sum(r["as_expected"] for r in rows),
-            "unexpected": sum(not r["as_expected"] for r in rows),
-            "errors": sum(r["verdict"] == "error" for r in rows)}
