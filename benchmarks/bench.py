@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -45,6 +43,8 @@ for p in (str(HERE), str(ROOT)):
         sys.path.insert(0, p)
 
 import baseline_kernel  # noqa: E402
+import harness  # noqa: E402
+from harness import rate, ratio, rounds, table, vs_reference  # noqa: E402
 from ibverify.data.generators import gr  # noqa: E402
 from ibverify.engine import run, run_lanes  # noqa: E402
 from ibverify.optim import OptimizerSpec  # noqa: E402
@@ -84,36 +84,6 @@ NORMAL = dict(rounds=5, work=4_000_000, agree_steps=400, lane_steps=200_000, hor
 
 def dataset(n: int, d: int) -> np.ndarray:
     return np.ascontiguousarray(gr(n, d, np.random.default_rng(1000 * n + d)).Z)
-
-
-def rel(a, b) -> float:
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
-
-
-def load() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def rounds(contenders: dict, n_rounds: int) -> dict:
-    """contenders: name -> zero-argument callable (fixed work). Each round runs every contender once
-    (interleaved, order rotated per round); returns name -> list of wall seconds."""
-    names = list(contenders)
-    times = {k: [] for k in names}
-    for r in range(n_rounds):
-        for k in names[r % len(names):] + names[:r % len(names)]:
-            t0 = time.perf_counter()
-            contenders[k]()
-            times[k].append(time.perf_counter() - t0)
-    return times
-
-
-def ratio(times: dict, a: str, b: str) -> float:
-    """Median over rounds of time(b)/time(a): how many times faster a is than b."""
-    return statistics.median(tb / ta for ta, tb in zip(times[a], times[b], strict=True))
 
 
 # ---------------------------------------------------------------- contenders
@@ -182,17 +152,15 @@ def torch_run(Z, steps, lr=TORCH_LR):
 
 def check_agreement(cfg) -> dict:
     Z, T = dataset(50, 20), cfg["agree_steps"]
-    ref = engine_run(Z, PAPER, T, "reference")
-    out = {"steps": T, "tolerance": 1e-10, "paper_convention": {
-        "compiled_vs_reference": rel(engine_run(Z, PAPER, T), ref),
-        "handwritten_vs_reference": rel(hand_run(Z, PAPER, T), ref)}}
+    paper = {"compiled": engine_run(Z, PAPER, T), "handwritten": hand_run(Z, PAPER, T)}
     if jax is not None:
-        out["paper_convention"]["jax_vs_reference"] = rel(jax_runner(Z, T)(), ref)
-    ref_t = engine_run(Z, TORCH_CONV, T, "reference")
-    out["torch_convention"] = {"compiled_vs_reference": rel(engine_run(Z, TORCH_CONV, T), ref_t),
-                               "handwritten_vs_reference": rel(hand_run(Z, TORCH_CONV, T), ref_t)}
+        paper["jax"] = jax_runner(Z, T)()
+    conv = {"compiled": engine_run(Z, TORCH_CONV, T), "handwritten": hand_run(Z, TORCH_CONV, T)}
     if torch is not None:
-        out["torch_convention"]["torch_vs_reference"] = rel(torch_run(Z, T), ref_t)
+        conv["torch"] = torch_run(Z, T)
+    out = {"steps": T, "tolerance": 1e-10,
+           "paper_convention": vs_reference(engine_run(Z, PAPER, T, "reference"), paper),
+           "torch_convention": vs_reference(engine_run(Z, TORCH_CONV, T, "reference"), conv)}
     out["max_rel"] = max(v for sec in ("paper_convention", "torch_convention") for v in out[sec].values())
     out["ok"] = bool(out["max_rel"] <= out["tolerance"])
     return out
@@ -209,9 +177,8 @@ def bench_scaling(cfg, log) -> list[dict]:
             con["jax"]()  # compile outside the timing
         engine_run(Z, PAPER, 10)
         hand_run(Z, PAPER, 10)
-        t = rounds(con, cfg["rounds"])
-        row = {"N": n, "d": d, "steps": steps,
-               **{f"{k}_steps_per_s": steps / statistics.median(v) for k, v in t.items()},
+        t = rounds(con, cfg["rounds"]).wall
+        row = {"N": n, "d": d, "steps": steps, **{f"{k}_steps_per_s": rate(steps, v) for k, v in t.items()},
                "engine_over_hand": ratio(t, "engine", "hand"), "seconds": t}
         if "jax" in t:
             row["engine_over_jax"] = ratio(t, "engine", "jax")
@@ -230,9 +197,9 @@ def bench_torch(cfg, log) -> dict:
     Z = dataset(10, 50)
     T = cfg["torch_steps"]
     big = T * 200
-    t = rounds({"torch": lambda: torch_run(Z, T), "engine": lambda: engine_run(Z, TORCH_CONV, big)}, cfg["rounds"])
-    out = {"N": 10, "d": 50, "torch_steps_per_s": T / statistics.median(t["torch"]),
-           "engine_steps_per_s": big / statistics.median(t["engine"]), "version": torch.__version__}
+    t = rounds({"torch": lambda: torch_run(Z, T), "engine": lambda: engine_run(Z, TORCH_CONV, big)}, cfg["rounds"]).wall
+    out = {"N": 10, "d": 50, "torch_steps_per_s": rate(T, t["torch"]), "engine_steps_per_s": rate(big, t["engine"]),
+           "version": torch.__version__}
     out["engine_over_torch"] = out["engine_steps_per_s"] / out["torch_steps_per_s"]
     log(f"  torch.optim.Adam loop {out['torch_steps_per_s']:,.0f} steps/s; engine (same convention) "
         f"{out['engine_steps_per_s']:,.0f}: {out['engine_over_torch']:,.0f}x")
@@ -248,7 +215,7 @@ def bench_lanes(cfg, log) -> list[dict]:
         run_lanes(Zs[:2], specs[:2], 10)
         t = rounds({"lanes": lambda: run_lanes(Zs, specs, steps, checkpoints=cps),
                     "sequential": lambda: [run(Z, s, steps, checkpoints=cps) for Z, s in zip(Zs, specs, strict=True)]},
-                   cfg["rounds"])
+                   cfg["rounds"]).wall
         row = {"runs": 16, "N": 10, "d": 50, "steps": steps, "checkpoints": cps,
                "lanes_s": statistics.median(t["lanes"]), "sequential_s": statistics.median(t["sequential"]),
                "speedup": ratio(t, "lanes", "sequential")}
@@ -268,10 +235,9 @@ def bench_optimizers(cfg, log) -> list[dict]:
             steps = max(10, cfg["work"] // (4 * b))
             engine_run(Z, kw, 3)
             con[label] = (lambda kw=kw, steps=steps: engine_run(Z, kw, steps), steps, b)
-        t = rounds({k: v[0] for k, v in con.items()}, cfg["rounds"])
+        t = rounds({k: v[0] for k, v in con.items()}, cfg["rounds"]).wall
         for label, (_, steps, b) in con.items():
-            r = {"N": n, "d": d, "optimizer": label, "batch_size": b,
-                 "steps_per_s": steps / statistics.median(t[label])}
+            r = {"N": n, "d": d, "optimizer": label, "batch_size": b, "steps_per_s": rate(steps, t[label])}
             r["sample_grads_per_s"] = r["steps_per_s"] * b
             rows.append(r)
             log(f"  N={n:<3} d={d:<3} {label:<20} b={b:<3} {r['steps_per_s']:>14,.0f} steps/s")
@@ -362,50 +328,38 @@ def markdown(res) -> str:
     L = [f"Measured {res['created']} on {m['cpus']} CPUs ({m['platform']}), python {m['python']}, numba {m['numba']}, "
          f"jax {m['jax']}, torch {m['torch']}; {res['config']['rounds']} interleaved rounds, medians.",
          f"Load: `{res['load_start']}` at start, `{res['load_end']}` at end.", "",
-         "Inc-Adam, papers' convention (ε = 0, no bias correction, η_t = 0.1 (t+1)^(−1/2)), steps/s:", "",
-         "| N | d | engine `run()` | hand-written numba | JAX `lax.scan` + optax | engine/hand | engine/JAX |",
-         "|---|---|---|---|---|---|---|"]
-    for r in res["scaling"]:
-        jx = f"{r['jax_steps_per_s']:,.0f}" if "jax_steps_per_s" in r else "–"
-        ej = f"{r['engine_over_jax']:.1f}×" if "engine_over_jax" in r else "–"
-        L.append(f"| {r['N']} | {r['d']} | {r['engine_steps_per_s']:,.0f} | {r['hand_steps_per_s']:,.0f} | {jx} | "
-                 f"{r['engine_over_hand']:.2f}× | {ej} |")
+         "Inc-Adam, papers' convention (ε = 0, no bias correction, η_t = 0.1 (t+1)^(−1/2)), steps/s:", ""]
+    L += table(["N", "d", "engine `run()`", "hand-written numba", "JAX `lax.scan` + optax", "engine/hand",
+                "engine/JAX"],
+               [[r["N"], r["d"], f"{r['engine_steps_per_s']:,.0f}", f"{r['hand_steps_per_s']:,.0f}",
+                 f"{r['jax_steps_per_s']:,.0f}" if "jax_steps_per_s" in r else "–", f"{r['engine_over_hand']:.2f}×",
+                 f"{r['engine_over_jax']:.1f}×" if "engine_over_jax" in r else "–"] for r in res["scaling"]])
     tr = res["torch"]
     L += ["", ("torch: not installed (skipped)." if "skipped" in tr else
                f"torch {tr['version']} `torch.optim.Adam` per-sample loop (N = 10, d = 50, torch convention): "
                f"{tr['torch_steps_per_s']:,.0f} steps/s; the engine on the same update {tr['engine_steps_per_s']:,.0f} "
                f"steps/s ({tr['engine_over_torch']:,.0f}×)."), "",
           "Lanes: 16 Inc-Adam runs (N = 10, d = 50, different data and β2), one `run_lanes` call vs 16 `run()` calls:",
-          "", "| steps per run | checkpoints | lanes (s) | sequential (s) | speed-up |", "|---|---|---|---|---|"]
-    for r in res["lanes"]:
-        L.append(f"| {r['steps']:,} | {r['checkpoints']} | {r['lanes_s']:.3f} | {r['sequential_s']:.3f} | "
-                 f"{r['speedup']:.2f}× |")
-    L += ["", "Every optimizer through `run()` (steps/s; a step is b sample gradients):", "",
-          "| N | d | optimizer | b | steps/s | sample gradients/s |", "|---|---|---|---|---|---|"]
-    for r in res["optimizers"]:
-        L.append(f"| {r['N']} | {r['d']} | {r['optimizer']} | {r['batch_size']} | {r['steps_per_s']:,.0f} | "
-                 f"{r['sample_grads_per_s']:,.0f} |")
+          ""]
+    L += table(["steps per run", "checkpoints", "lanes (s)", "sequential (s)", "speed-up"],
+               [[f"{r['steps']:,}", r["checkpoints"], f"{r['lanes_s']:.3f}", f"{r['sequential_s']:.3f}",
+                 f"{r['speedup']:.2f}×"] for r in res["lanes"]])
+    L += ["", "Every optimizer through `run()` (steps/s; a step is b sample gradients):", ""]
+    L += table(["N", "d", "optimizer", "b", "steps/s", "sample gradients/s"],
+               [[r["N"], r["d"], r["optimizer"], r["batch_size"], f"{r['steps_per_s']:,.0f}",
+                 f"{r['sample_grads_per_s']:,.0f}"] for r in res["optimizers"]])
     h = res["horizon"]
     L += ["", f"Horizon: {h['steps']:,} Inc-Adam steps (N = 10, d = 50) in {h['cpu_s']:.2f} CPU s "
               f"({h['wall_s']:.2f} s wall; {h['steps_per_cpu_s']:,.0f} steps per CPU second), peak RSS "
               f"{h['peak_rss_mb']:.0f} MB (a process that only imports and warms the engine: "
-              f"{h['import_only_peak_rss_mb']:.0f} MB); final min margin {h['min_margin']:.1f}.", "",
-          "| target (issue 12) | measured | goal | met |", "|---|---|---|---|"]
-    for name, v, goal, ok in targets(res):
-        L.append(f"| {name} | {'–' if v is None else f'{v:.3g}'} | {'≤' if name.startswith('1e8') else '≥'} {goal:g} | "
-                 f"{'–' if ok is None else ('yes' if ok else '**no**')} |")
+              f"{h['import_only_peak_rss_mb']:.0f} MB); final min margin {h['min_margin']:.1f}.", ""]
+    L += table(["target (issue 12)", "measured", "goal", "met"],
+               [[name, "–" if v is None else f"{v:.3g}", f"{'≤' if name.startswith('1e8') else '≥'} {goal:g}",
+                 "–" if ok is None else ("yes" if ok else "**no**")] for name, v, goal, ok in targets(res)])
     if res.get("tiers"):
         L += [""] + [f"Tier {k}: {v['wall_s']:.1f} s to a verdict (exit {v['exit_status']})."
                      for k, v in res["tiers"].items()]
     return "\n".join(L)
-
-
-def machine() -> dict:
-    import numba
-
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "numpy": np.__version__, "numba": numba.__version__, "torch": getattr(torch, "__version__", None),
-            "jax": getattr(jax, "__version__", None)}
 
 
 def main(argv=None) -> int:
@@ -425,8 +379,9 @@ def main(argv=None) -> int:
         if not args.quiet:
             print(msg, flush=True)
 
-    res = {"schema": SCHEMA, "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": args.quick,
-           "config": cfg, "machine": machine(), "load_start": load()}
+    res = {"schema": SCHEMA, "created": harness.created(), "quick": args.quick, "config": cfg,
+           "machine": harness.machine(torch=getattr(torch, "__version__", None), jax=getattr(jax, "__version__", None)),
+           "load_start": harness.uptime()}
     log(f"{res['created']}  {res['load_start']}")
     log("agreement (same update) ...")
     res["agreement"] = agree = check_agreement(cfg)
@@ -444,11 +399,9 @@ def main(argv=None) -> int:
     res["horizon"] = bench_horizon(cfg, log)
     tiers = [t for t in args.tiers.split(",") if t]
     res["tiers"] = bench_tiers(tiers, log) if tiers else {}
-    res["load_end"] = load()
+    res["load_end"] = harness.uptime()
     res["targets"] = [{"target": n, "measured": v, "goal": g, "met": ok} for n, v, g, ok in targets(res)]
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1, default=float))
+    out = harness.write_json(args.json, res)
     md = markdown(res)
     if args.markdown:
         Path(args.markdown).write_text(md + "\n")

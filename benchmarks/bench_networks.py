@@ -1,7 +1,7 @@
 """Network steps/s: the compiled engine (ibverify.engine.network) vs the numpy reference vs jitted JAX.
 
     python benchmarks/bench_networks.py [--rounds 5] [--optimizers signum,adam,muon] [--json PATH] [--long STEPS]
-        [--long-optimizers signum,muon]
+        [--long-optimizers signum,muon] [--markdown PATH]
 
 Model: the two-layer ReLU² net f(x) = Σ_j a_j max(0, w_j·x)², width 16, on the teacher set n = 30, d = 6
 (logistic loss, full batch, float64). The JAX implementation is the same model and optimizer: the same log-frame
@@ -9,7 +9,9 @@ gradient (logsumexp of the per-sample log-weights, ĝ = ∇ℒ/e^S), moments hel
 (sign, ℓ2, exact polar via jnp.linalg.svd, M/‖M‖ for a vector block, m̂/√v̂), jax_enable_x64, the whole run one
 jitted lax.scan, XLA restricted to one thread. Agreement first: after 300 steps each engine's θ must match the
 reference to 1e−9 relative, else exit 1. Rates: median over `rounds` interleaved rounds (each engine once per
-round), wall clock and CPU time (time.process_time) both; the load average is printed before and after.
+round, the order rotated per round; `harness.py`), wall clock and CPU time (time.process_time) both; ratios are
+medians of per-round ratios; the load average is printed before and after. --markdown PATH: also write the
+results as the markdown table of benchmarks/README.md.
 --long STEPS: additionally time one compiled run of STEPS steps per --long-optimizers (default signum) end to end,
 as a CLI run would.
 """
@@ -17,9 +19,7 @@ as a CLI run would.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,9 +29,13 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for p in (str(HERE), str(ROOT)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
 
+import harness  # noqa: E402
 from ibverify.data import netdata as datasets  # noqa: E402
 from ibverify import models  # noqa: E402
 from ibverify.optim import logframe as optim  # noqa: E402
@@ -50,8 +54,8 @@ def problem():
 
 
 def make_opt(name, theta0):
-    return optim.make_optimizer(name, lr=ETA, lr_decay=P, beta1=B1, beta2=B2, lr_matrix=ETA, lr_vector=ETA / 2, params=theta0,
-                                warn=False)
+    return optim.make_optimizer(name, lr=ETA, lr_decay=P, beta1=B1, beta2=B2, lr_matrix=ETA, lr_vector=ETA / 2,
+                                params=theta0, warn=False)
 
 
 # ------------------------------------------------------------------------------------------------ JAX
@@ -161,14 +165,6 @@ def runners(name, model, X, y, theta0):
 STEPS = {"compiled": 200_000, "reference": 2_000, "jax": 50_000}
 
 
-def rel(a, b):
-    return max(float(np.max(np.abs(a[k] - b[k])) / np.max(np.abs(a[k]))) for k in a)
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median reported)")
@@ -176,31 +172,27 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write the measurements here")
     ap.add_argument("--long", type=int, default=0, help="also time one compiled run of this many steps")
     ap.add_argument("--long-optimizers", default="signum", help="comma-separated optimizers of the --long runs")
+    ap.add_argument("--markdown", default=None, metavar="PATH", help="also write the markdown table here")
     args = ap.parse_args(argv)
     model, X, y, theta0 = problem()
-    print(f"two-layer ReLU², width {WIDTH}, n = {N}, d = {D}; load average before: {load()} "
+    created, load_before = harness.created(), harness.load_average(" ")
+    print(f"two-layer ReLU², width {WIDTH}, n = {N}, d = {D}; load average before: {load_before} "
           f"({os.cpu_count()} CPUs)")
     results = {}
     for name in args.optimizers.split(","):
         eng = runners(name, model, X, y, theta0)
         ref = eng["reference"](301)  # a Run records θ_t before step t: θ_301 = θ0 after 300 steps
+        errs = harness.vs_reference(ref, {"compiled": eng["compiled"](301), "jax": eng["jax"](300)})
         for e in ("compiled", "jax"):
-            err = rel(ref, eng[e](301 if e == "compiled" else 300))
-            if err > 1e-9:
-                print(f"{name}: {e} disagrees with the reference after 300 steps ({err:.2e})", file=sys.stderr)
+            if errs[f"{e}_vs_reference"] > 1e-9:
+                print(f"{name}: {e} disagrees with the reference after 300 steps ({errs[f'{e}_vs_reference']:.2e})",
+                      file=sys.stderr)
                 return 1
             eng[e](STEPS[e])  # warm-up: numba load, XLA compile of this scan length
-        rates = {e: [] for e in eng}
-        cpu = {e: [] for e in eng}
-        for _ in range(args.rounds):
-            for e, f in eng.items():
-                w0, c0 = time.perf_counter(), time.process_time()
-                f(STEPS[e])
-                w1, c1 = time.perf_counter(), time.process_time()
-                rates[e].append(STEPS[e] / (w1 - w0))
-                cpu[e].append(STEPS[e] / (c1 - c0))
-        results[name] = {e: {"steps_per_s": statistics.median(rates[e]), "cpu_steps_per_s": statistics.median(cpu[e]),
-                             "rounds": rates[e]} for e in eng}
+        t = harness.rounds({e: (lambda f=f, n=STEPS[e]: f(n)) for e, f in eng.items()}, args.rounds)
+        results[name] = {e: {"steps_per_s": harness.rate(STEPS[e], t.wall[e]),
+                             "cpu_steps_per_s": harness.rate(STEPS[e], t.cpu[e]),
+                             "rounds": [STEPS[e] / s for s in t.wall[e]]} for e in eng}
         r = results[name]
         com, jx = r["compiled"], r["jax"]
         print(f"{name:12s} compiled {com['steps_per_s']:>10,.0f}/s (cpu {com['cpu_steps_per_s']:>10,.0f})"
@@ -218,11 +210,28 @@ def main(argv=None) -> int:
             out["long"].append({"optimizer": name, "steps": args.long, "wall_s": w, "cpu_s": c})
             print(f"long run: {args.long:.3g} {name} steps in {w:.1f} s wall, {c:.1f} s CPU "
                   f"(10⁸ steps ≈ {1e8 / args.long * c / 60:.1f} CPU-min)", flush=True)
-    out["load_after"] = load()   # after the --long runs too
+    out["load_after"] = harness.load_average(" ")   # after the --long runs too
     print(f"load average after: {out['load_after']}")
+    out.update(created=created, load_before=load_before, rounds=args.rounds)
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
+        harness.write_json(args.json, out)
+    if args.markdown:
+        Path(args.markdown).write_text("\n".join(markdown(out)) + "\n")
     return 0
+
+
+def markdown(out: dict) -> list[str]:
+    """The README's table: steps/s (wall; CPU in parentheses) of each engine, and compiled/JAX."""
+    head = [f"Measured {out['created']}, {out['rounds']} interleaved rounds, medians; load average "
+            f"{out['load_before']} → {out['load_after']} on {os.cpu_count()} CPUs.", ""]
+    rows = []
+    for name, r in out["results"].items():
+        com, jx, ref = r["compiled"], r["jax"], r["reference"]
+        rows.append([name, f"{com['steps_per_s']:,.0f} ({com['cpu_steps_per_s']:,.0f})",
+                     f"{jx['steps_per_s']:,.0f} ({jx['cpu_steps_per_s']:,.0f})", f"{ref['steps_per_s']:,.0f}",
+                     f"{com['steps_per_s'] / jx['steps_per_s']:.2f}×"])
+    return head + harness.table(["optimizer", "compiled steps/s (CPU)", "JAX steps/s (CPU)", "numpy steps/s",
+                                 "compiled/JAX"], rows)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import pickle
-import tempfile
 import types
 from pathlib import Path
 from typing import Any, Callable
@@ -43,22 +42,11 @@ import numpy as np
 from . import IbverifyError
 from .claims import CheckContext
 from .codehash import package_code_hash
+from .atomic import atomic_write
 
 
 def default_root() -> Path:
     return Path(os.environ.get("IBVERIFY_CACHE", ".ibverify-cache"))
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _feed(h, obj: Any) -> None:
@@ -215,7 +203,7 @@ class RunCache:
             blob = json.dumps(row, allow_nan=False).encode()
         except (TypeError, ValueError):  # not plain JSON: not cached (the run is simply repeated)
             return
-        write_atomic(self.folder / "row.json", blob)
+        atomic_write(self.folder / "row.json", blob, durable=False)
 
     def _example_path(self, prop: str, index: int, drawn: Any) -> Path:
         return self.folder / f"ex-{prop}-{index:05d}-{fingerprint(drawn)}.pkl"
@@ -227,7 +215,7 @@ class RunCache:
             return None
 
     def store_example(self, prop: str, index: int, drawn: Any, example: Any) -> None:
-        write_atomic(self._example_path(prop, index, drawn), pickle.dumps(example, protocol=5))
+        atomic_write(self._example_path(prop, index, drawn), pickle.dumps(example, protocol=5), durable=False)
 
     def stored_examples(self) -> int:
         return len(list(self.folder.glob("ex-*.pkl")))
@@ -267,5 +255,5 @@ def shared_value(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             pass
         value = compute()
-        write_atomic(path, pickle.dumps(value, protocol=5))
+        atomic_write(path, pickle.dumps(value, protocol=5), durable=False)
         return value

@@ -11,6 +11,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .jsonio import plain
+
 
 @dataclass
 class Series:
@@ -62,23 +64,6 @@ class Outcome:
             "counterexample": plain(self.counterexample),
             "table": plain(self.table),
         }
-
-
-def plain(x: Any) -> Any:
-    """numpy scalars/arrays and non-finite floats → JSON-ready Python values (None for NaN/inf)."""
-    import numpy as np
-
-    if isinstance(x, dict):
-        return {str(k): plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return plain(x.tolist())
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def _finite_or_none(v: float) -> float | None:

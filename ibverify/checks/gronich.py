@@ -19,6 +19,7 @@ import numpy as np
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
+from ..jsonio import plain
 from ..data import netdata as datasets
 from ..oracles import kkt
 from .. import models
@@ -88,21 +89,6 @@ def _sep(r) -> list[int]:
 
 def _hyb_c(opt) -> float:
     return getattr(opt.geometry, "c", 1.0)
-
-
-def _clean(obj):
-    """JSON-safe copy (non-finite floats → None, numpy scalars → Python)."""
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 def _fmt(x: float) -> str:
@@ -355,7 +341,7 @@ def own_norm_wins(ctx: CheckContext) -> Outcome:
     return Outcome(holds=holds, figure=f"ordering holds in {held}/{len(table)} (dataset, seed, norm) cells",
                    figures={**figs, "cells_holding": held, "cells": len(table)},
                    series=_ordering_series(table, optimizers),
-                   table=_clean(table), examples=len(table),
+                   table=plain(table), examples=len(table),
                    details=("failing cells: " + "; ".join(fails)) if fails else "ordering holds in every cell",
                    counterexample={"failures": fails} if fails and holds is not None else None)
 
@@ -387,7 +373,7 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
            f"KKT residual {mean('muon-ns5_kkt'):.3g} vs {mean('muon_kkt'):.3g}; "
            f"alignment r {mean('muon-ns5_align_late'):.3f} vs {mean('muon_align_late'):.3f}")
     return Outcome(holds=None, figure=fig,
-                   figures=figs, series=series, table=_clean(table), examples=len(table),
+                   figures=figs, series=series, table=plain(table), examples=len(table),
                    details="NS5 in float64 (not bf16), no Nesterov and no shape factor, "
                            "so only the orthogonalization differs")
 
@@ -401,5 +387,5 @@ def relu(ctx: CheckContext) -> Outcome:
     return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",
                    figures={**figs, "cells_holding": held, "cells": len(table)},
                    series=_ordering_series(table, optimizers),
-                   table=_clean(table), examples=len(table),
+                   table=plain(table), examples=len(table),
                    details="q = 1 gradients use σ'(0) := 0 (a Clarke element); outside (M1), so no pass/fail")

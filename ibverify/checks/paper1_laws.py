@@ -18,7 +18,8 @@ from ..claims import CheckContext
 from ..data import gr
 from ..strategies.linear import discrimination
 from ..engine import run
-from ..evidence import Outcome, Series, plain
+from ..evidence import Outcome, Series
+from ..jsonio import plain
 from ..losses import log_loss_terms, logsumexp
 from ..optim import OptimizerSpec
 from ..oracles import max_margin

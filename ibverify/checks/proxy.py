@@ -24,7 +24,8 @@ from ..claims import CheckContext
 from ..data import gaussian, gr, shifted_diagonal
 from ..strategies import linear as S
 from ..engine import run
-from ..evidence import Outcome, Series, plain
+from ..evidence import Outcome, Series
+from ..jsonio import plain
 from ..oracles import max_margin, normalized_margin
 from ..optim import OptimizerSpec
 from ..theory import certificate, fixed_point, metric, padam, symbolic

@@ -18,7 +18,8 @@ import sympy as sp
 from ..claims import CheckContext
 from ..data import gaussian
 from ..engine import run
-from ..evidence import Outcome, Series, log_slope, plain
+from ..evidence import Outcome, Series, log_slope
+from ..jsonio import plain
 from ..optim import OptimizerSpec
 from ..theory import epoch_map as em
 from ..theory import symbolic

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import IbverifyError
+from ..jsonio import plain
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
 GENERATED = ("digits", "teacher", "linear")
@@ -117,20 +118,7 @@ def train(args) -> dict:
     if run_.q_min[-1] > 0:
         k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=args.kkt_tau)
         out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
-    return _clean(out)
-
-
-def _clean(o):
-    """JSON-safe copy (non-finite floats → None, numpy scalars → Python)."""
-    if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    if isinstance(o, (float, np.floating)):
-        return float(o) if np.isfinite(o) else None
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    return o
+    return plain(out)
 
 
 def _g(x) -> str:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import IbverifyError
+from ..jsonio import plain
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
@@ -21,17 +22,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def dump(obj, path: str | None = None) -> None:
-    text = json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable)
+    text = json.dumps(plain(obj, keep_nonfinite=True), indent=2, ensure_ascii=False)
     if path in (None, "-"):
         print(text)
     else:
         Path(path).write_text(text + "\n")
-
-
-def _jsonable(o):
-    if hasattr(o, "tolist"):  # numpy arrays and scalars (numpy is not imported at start-up)
-        return o.tolist()
-    raise TypeError(f"not JSON-serializable: {type(o).__name__}")
 
 
 def say(msg: str) -> None:

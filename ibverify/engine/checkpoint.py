@@ -1,9 +1,10 @@
 """Resumable compiled runs: the whole state in one `.npz`, written atomically.
 
-Write to `<file>.tmp`, fsync, rename over `<file>` (and fsync the folder): a SIGKILL at any moment
-leaves either the previous or the new checkpoint, never a torn one. Saves happen only at chunk
-boundaries, which depend on the step count alone, so a resumed run replays exactly the same kernel
-calls and sampler draws as an uninterrupted one: the final state is bit-identical.
+Written with `atomic.atomic_write` (a temporary file beside `<file>`, fsync, rename over `<file>`, fsync
+the folder): a SIGKILL at any moment leaves either the previous or the new checkpoint, never a torn one
+(at worst a stray `.<file>.<random>.tmp`, never read). Saves happen only at chunk boundaries, which
+depend on the step count alone, so a resumed run replays exactly the same kernel calls and sampler
+draws as an uninterrupted one: the final state is bit-identical.
 A checkpoint records a fingerprint of (data, spec, horizon, checkpoints, log_frame); resuming
 against anything else is refused.
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
-import os
 import signal
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import IbverifyError
+from ..atomic import atomic_write
 
 VERSION = 1
 
@@ -68,19 +70,12 @@ class Saver:
     def save(self, st, ws, j: int) -> None:
         meta = {"version": VERSION, "fingerprint": self.fingerprint, "t": int(st.t), "j": int(j),
                 "sampler": st.sampler.state()}
-        tmp = self.path.with_name(self.path.name + ".tmp")
+        buf = io.BytesIO()
+        np.savez(buf, w=st.w, m=st.m, v=st.v, s=st.s, diag=st.diag, ws=ws[:j], meta=np.array(json.dumps(meta)))
         try:
-            with open(tmp, "wb") as f:
-                np.savez(f, w=st.w, m=st.m, v=st.v, s=st.s, diag=st.diag, ws=ws[:j], meta=np.array(json.dumps(meta)))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            atomic_write(self.path, buf.getvalue())
         except OSError as e:
             raise IbverifyError(f"cannot write checkpoint {self.path}: {e.strerror or e}") from None
-        with contextlib.suppress(OSError):
-            fd = os.open(self.path.parent, os.O_RDONLY)
-            os.fsync(fd)
-            os.close(fd)
         self.last = time.monotonic()
 
     def load(self, st, ws) -> int:

@@ -55,6 +55,17 @@ def _log_weight(q, loss):
     return -math.log1p(math.exp(q))
 
 
+@nb.njit(inline="always", **_JIT)
+def _normalized(n, w, tot, y, c):
+    """c_i = −p_i y_i with p_i = w_i/tot (w: the weights, tot: their sum); returns #p_i == 0."""
+    zeros = 0
+    for i in range(n):
+        pi = w[i] / tot
+        zeros += pi == 0.0
+        c[i] = -(pi * y[i])
+    return zeros
+
+
 @nb.njit(**_JIT)
 def _weights(qv, y, loss, lw, c):
     """c_i = −p_i y_i with p_i = w_i/Σ_j w_j, w_i = −ℓ'(q_i); returns (S = log Σ_j w_j, #p_i == 0).
@@ -78,12 +89,7 @@ def _weights(qv, y, loss, lw, c):
                     w = 1.0 / (1.0 + math.exp(q))
                 lw[i] = w
                 tot += w
-            zeros = 0
-            for i in range(n):
-                pi = lw[i] / tot
-                zeros += pi == 0.0
-                c[i] = -(pi * y[i])
-            return math.log(tot), zeros
+            return math.log(tot), _normalized(n, lw, tot, y, c)
     mx = -np.inf
     for i in range(n):
         lw[i] = _log_weight(qv[i], loss)
@@ -93,12 +99,7 @@ def _weights(qv, y, loss, lw, c):
         e = math.exp(lw[i] - mx)
         lw[i] = e
         tot += e
-    zeros = 0
-    for i in range(n):
-        pi = lw[i] / tot
-        zeros += pi == 0.0
-        c[i] = -(pi * y[i])
-    return mx + math.log(tot), zeros
+    return mx + math.log(tot), _normalized(n, lw, tot, y, c)
 
 
 @nb.njit(**_JIT)

@@ -18,8 +18,7 @@ class L2(GeometryBase):
     def norm(self, theta: Params) -> float:
         return fro(theta)
 
-    def dual_norm(self, g: Params) -> float:
-        return fro(g)
+    dual_norm = norm  # self-dual
 
     def lmo(self, g: Params) -> Params:
         n = fro(g)
@@ -30,7 +29,7 @@ class L2(GeometryBase):
     def cvx_norm(self, V: dict) -> cp.Expression:
         return cp.norm(cp.hstack([cvx_vec(e) for e in V.values()]), 2)
 
-    cvx_dual_norm = cvx_norm
+    cvx_dual_norm = cvx_norm  # self-dual
 
     def cvx_face(self, theta: Params, tau: float = 0.0):
         return {k: cp.Constant(v) for k, v in theta.items()}, []

@@ -3,10 +3,11 @@
 Pages come from the jinja2 templates in `templates/` (autoescaped); figures from matplotlib
 (`figures.py`): each plot is inline SVG in its claim page, with a PDF and a CSV of its data beside
 the report for a paper. Self-contained (inline CSS, SVG and JS; no network; works from file://) and
-written atomically: files are rendered into a temp dir inside `out_dir`, then moved into place with
-os.replace, figures and claim pages first and index.html last, so a crash never leaves a half-written
-file; files of claims no longer in the results are removed. To keep other claims' pages when re-running
-one claim, publish through `publishing.publish`, which merges the run into the folder's results first.
+written atomically (`atomic.atomic_write_all`): every file is rendered and written to a temporary file
+beside its target before the first os.replace; figures and claim pages are moved into place first and
+index.html last, so a crash never leaves a half-written file; files of claims no longer in the results
+are removed. To keep other claims' pages when re-running one claim, publish through
+`publishing.publish`, which merges the run into the folder's results first.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..atomic import atomic_write_all
 from ..claims import STATUSES
 from .figures import FigureMaker, figure_key, reuse, svg_file
 from .schema import error_line, validate_results
@@ -159,14 +159,6 @@ def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tu
     return views, files
 
 
-def _write_synced(path: Path, data: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
     """Render index.html, claims/<id>.html and figures/ into `out_dir` from `results` only; returns index.html."""
     validate_results(results)
@@ -186,19 +178,11 @@ def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
         files.update(figs)
         files[f"claims/{names[c['id']]}"] = claim_page(c, names, views)
     files["index.html"] = index_page(results, names)  # last: moved into place after every other file
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out, prefix=".report-"))
-    try:
-        for rel, data in files.items():
-            _write_synced(tmp / rel, data)
-        for d in OUTPUT_DIRS:
-            (out / d).mkdir(exist_ok=True)
-        for rel in files:
-            os.replace(tmp / rel, out / rel)
-        for d in OUTPUT_DIRS:
-            for stale in (out / d).iterdir():
-                if stale.is_file() and f"{d}/{stale.name}" not in files:
-                    stale.unlink()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    for d in OUTPUT_DIRS:
+        (out / d).mkdir(parents=True, exist_ok=True)
+    atomic_write_all({out / rel: data for rel, data in files.items()})
+    for d in OUTPUT_DIRS:
+        for stale in (out / d).iterdir():
+            if stale.is_file() and f"{d}/{stale.name}" not in files:
+                stale.unlink()
     return out / "index.html"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import jsonschema
 
 from .. import IbverifyError
+from ..atomic import atomic_write
 
 SCHEMA = "ibverify.results/1"
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
@@ -145,34 +145,10 @@ def dumps(results: dict) -> str:
         raise IbverifyError(f"results: cannot be written as JSON: {e}") from None
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same directory, fsync, os.replace.
-    The file gets mode 0666 & ~umask, as a plain open() would give it (0644 under umask 022)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give it the mode open() would (like index.html)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_results(results: dict, path: str | os.PathLike) -> Path:
     """Validate and write `results` atomically; returns the path."""
     validate_results(results)
-    write_atomic(Path(path), dumps(results))
+    atomic_write(path, dumps(results))
     return Path(path)
 
 

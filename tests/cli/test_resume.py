@@ -76,7 +76,7 @@ def test_kill_9_at_a_chosen_step_resumes_bit_identically(tmp_path, datafile, ref
     ckpt = tmp_path / "run.ckpt"
     p = run_with(train_cmd(datafile, ckpt, every="0"), **{KILL_AT_ENV: "150000"})
     assert p.returncode == -signal.SIGKILL
-    t = saved_step(ckpt)  # (a torn run.ckpt.tmp may remain after SIGKILL; it is never read)
+    t = saved_step(ckpt)  # (a torn .run.ckpt.*.tmp may remain after SIGKILL; it is never read)
     assert 0 < t < 150_000  # the kill came before its boundary's save: work since the last save is lost
     res = run_with(train_cmd(datafile, ckpt, "--resume"))
     assert res.returncode == 0, res.stderr
