@@ -28,3 +28,9 @@ def test_documented_subcommands_exist():
 
 def test_ci_runs_the_readme_test_command():
     assert re.search(r"^IBVERIFY_REPORT=reports pytest$", (ROOT / ".ci/run").read_text(), re.M)
+
+
+def test_optimizer_table_matches_the_table():
+    from ibverify.optim.table import markdown
+
+    assert markdown() in README, "README's optimizer table differs from ibverify.optim.table.markdown()"

@@ -100,7 +100,8 @@ ROWS = (
                   _impl(VEC, BLK), aliases=("ngd",), by_model={"vector": {"lr": 0.1}, "block": {"lr": 0.5}}),
     OptimizerInfo("nsd-linf", "gronich", "sign descent: θ ← θ − η_t sign(g)", "linf", ("block",), _impl(block=BLK)),
     OptimizerInfo("nsd-spectral", "gronich", "spectral descent: W ← W − η_t polar(G) (one matrix)", "spectral",
-                  ("block",), _impl(block=BLK), {"lr": 0.3}),
+                  ("block",), _impl(block=BLK), {"lr": 0.3},
+                  skips={"two-layer": "spectral descent is the steepest descent of one matrix (a matrix model)"}),
     OptimizerInfo("nsd-msp", "gronich", "max-spectral descent: W_k ← W_k − η_t polar(G_k), every layer", "msp",
                   ("block",), _impl(block=BLK), {"lr": 0.3}),
     OptimizerInfo("momentum-gd", "gronich", "m ← β1 m + (1−β1) g; θ ← θ − η_t m/‖m‖₂", "l2", ("block",),
@@ -132,10 +133,10 @@ def names(model: str | None = None) -> tuple[str, ...]:
     return tuple(n for n in NAMES if model is None or model in info(n).models)
 
 
-def help_lines() -> list[str]:
-    """One line per optimizer: name (aliases), own geometry, models, update — for --help and the README."""
-    out = []
+def markdown() -> str:
+    """The README's optimizer table (tests/test_readme.py keeps the two in sync)."""
+    lines = ["| optimizer | own geometry | models | update |", "|---|---|---|---|"]
     for r in ROWS:
-        alias = f" (= {', '.join(r.aliases)})" if r.aliases else ""
-        out.append(f"{r.name}{alias} [{r.geometry}; {'/'.join(r.models)}]: {r.update}")
-    return out
+        alias = f" (= `{'`, `'.join(r.aliases)}`)" if r.aliases else ""
+        lines.append(f"| `{r.name}`{alias} | {r.geometry} | {', '.join(r.models)} | {r.update} |")
+    return "\n".join(lines)

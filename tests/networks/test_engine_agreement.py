@@ -20,6 +20,7 @@ from ibverify.data import netdata as datasets
 from ibverify import models
 from ibverify.optim import logframe as optim
 from ibverify.engine import block as train
+from ibverify.optim.table import ROWS
 
 STEPS = 10_000
 CPS = sorted(set(train.log_checkpoints(STEPS, 12).tolist()) | set(range(1000, STEPS + 1, 1000)))
@@ -49,8 +50,8 @@ def _setup(kind):
     return model, data.X, data.y, theta0
 
 
-CASES = ([("two-layer", o, "logistic") for o in ("nsd-l2", "nsd-linf", "nsd-msp", "momentum-gd", "signum", "muon",
-                                                  "muon-ns5", "adam", "muon-signum", "muon-adam")]
+# every block optimizer of the table on the two-layer net (but those its row skips there), then other models
+CASES = ([("two-layer", r.name, "logistic") for r in ROWS if "block" in r.models and "two-layer" not in r.skips]
          + [("relu", o, "logistic") for o in ("signum", "adam")]
          + [("deep", o, "logistic") for o in ("momentum-gd", "adam", "nsd-msp")]
          + [("deep-relu", o, "logistic") for o in ("momentum-gd", "signum", "muon", "adam", "muon-signum")]
