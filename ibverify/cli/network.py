@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import IbverifyError
+from .output import load_data, spec_from_args
 from ..jsonio import plain
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
@@ -32,8 +33,6 @@ def _data(args):
         except (OSError, ValueError, KeyError) as e:
             raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
         return datasets.NetData(X, y, str(kind))
-    from .output import load_data
-
     D = load_data(kind, quiet=True)
     return datasets.NetData(D.X, D.y, str(kind))
 
@@ -41,7 +40,6 @@ def _data(args):
 def _build(args):
     """(data, model, spec, warnings): the block model and optimizer spec of the parsed options."""
     from .. import models  # start-up time, as in _data
-    from .train import spec_from_args
 
     data = _data(args)
     kind = args.model

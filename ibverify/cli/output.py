@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import IbverifyError
 from ..jsonio import plain
+from ..optim.table import KNOBS
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
@@ -55,3 +56,9 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split()) or "unknown error"
 
 
+def spec_from_args(args):
+    """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
+    from ..optim import OptimizerSpec  # start-up time: numpy and mpmath load only for a run
+
+    return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
+                                     name=args.optimizer)

@@ -14,19 +14,11 @@ import textwrap
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
-from .output import data_json, dump, load_data, say
+from .output import data_json, dump, load_data, say, spec_from_args
 
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
 PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
 ORACLE_MAX_ENTRIES = 2_000_000  # ... and the ℓ2/ℓ∞ max-margin oracles when n·d is at most this
-
-
-def spec_from_args(args):
-    """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
-    from ..optim import OptimizerSpec  # start-up time: numpy and mpmath load only for a run
-
-    return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
-                                     name=args.optimizer)
 
 
 def add_train_parser(sub, parser_class) -> None:

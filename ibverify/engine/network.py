@@ -25,10 +25,10 @@ import math
 import numba as nb
 import numpy as np
 
+from .kernels import LOGISTIC, _log_weight  # the one compiled log-weight
 from .polar import polar_block
 
 CHAIN, TWO_LAYER, DEEP = 0, 1, 2
-LOGISTIC, EXPONENTIAL = 0, 1
 M_NONE, M_EMA, M_ADAM = 0, 1, 2
 D_NONE, D_L2, D_SIGN, D_POLAR, D_NS5 = 0, 1, 2, 3, 4
 # group configuration columns (float64 array, one row per group)
@@ -43,16 +43,6 @@ POLAR_RTOL = 1e-12
 NS5_A, NS5_B, NS5_C = 3.4445, -4.7750, 2.0315
 
 _JIT = dict(cache=True, error_model="numpy", fastmath=False)
-
-
-@nb.njit(**_JIT)
-def _log_weight(q, loss):
-    """log(−ℓ'(q)): −q (exponential) or −logaddexp(0, q) (logistic, numpy's formula)."""
-    if loss == EXPONENTIAL:
-        return -q
-    if q > 0.0:
-        return -(q + math.log1p(math.exp(-q)))
-    return -math.log1p(math.exp(q))
 
 
 @nb.njit(inline="always", **_JIT)

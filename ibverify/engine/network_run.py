@@ -17,6 +17,7 @@ from .. import models as mdl
 from ..optim import logframe as op
 from ..optim.logframe import Scaled, merge
 from . import network as NK
+from .kernels import EXPONENTIAL, LOGISTIC
 
 
 class Unsupported(Exception):
@@ -126,7 +127,7 @@ def compile_problem(model, opt, theta0, X, y, loss: str) -> NetProblem:
             raise Unsupported("a group whose blocks are not contiguous")
         granges.append([mine[0][0], mine[-1][1]])
     return NetProblem(code, dims, qpow, np.ascontiguousarray(Xf), np.ascontiguousarray(y, dtype=np.float64),
-                      NK.LOGISTIC if loss == "logistic" else NK.EXPONENTIAL, np.array(table, np.int64),
+                      LOGISTIC if loss == "logistic" else EXPONENTIAL, np.array(table, np.int64),
                       np.array(granges, np.int64), np.array(rows, np.float64), names, shapes, groups)
 
 

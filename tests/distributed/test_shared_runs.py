@@ -66,18 +66,20 @@ def test_shared_runs_sets_the_store_and_removes_a_temporary_one(tmp_path, monkey
 
 
 def test_network_runs_go_through_the_store(tmp_path, monkeypatch):
-    """get_run trains once per (configuration, seed) across processes: a second process (simulated by
-    clearing the per-process dict) reads the stored run, equal to the trained one."""
+    """get_run trains once per (configuration, seed) across processes: a second process (simulated by a fresh
+    run store) reads the stored run, equal to the trained one."""
+    from types import SimpleNamespace
+
     from ibverify.checks import gronich
+    from ibverify.engine.store import RunStore
 
     monkeypatch.setenv(cache.RUNS_ENV, str(tmp_path))
-    cfg = {"model": "two-layer", "n": 8, "d": 3, "width": 4, "optimizer": "signum", "steps": 200, "p": 0.8}
-    r1 = gronich.get_run(cfg, 3, warn=False)[0]
-    monkeypatch.setattr(gronich, "_RUNS", {})
+    cfg = {"model": "two-layer", "n": 8, "d": 3, "width": 4, "optimizer": "signum", "steps": 200, "lr_decay": 0.8}
+    r1 = gronich.get_run(SimpleNamespace(store=RunStore()), cfg, 3, warn=False)[0]
     trained = []
-    monkeypatch.setattr(gronich.train, "run", lambda *a, **k: trained.append(1))
-    r2 = gronich.get_run(cfg, 3, warn=False)[0]
-    assert trained == [] and r2.steps == r1.steps
+    monkeypatch.setattr(gronich, "run", lambda *a, **k: trained.append(1) or SimpleNamespace(optimizer=None))
+    r2 = gronich.get_run(SimpleNamespace(store=RunStore()), cfg, 3, warn=False)[0]
+    assert trained == [] and r2.checkpoints == r1.checkpoints
     assert all(np.array_equal(a[k], b[k]) for a, b in zip(r1.thetas, r2.thetas, strict=True) for k in a)
-    gronich.get_run(cfg, 4, warn=False)  # a different seed is not in the store: it trains (here: the stub)
+    gronich.get_run(SimpleNamespace(store=RunStore()), cfg, 4, warn=False)  # another seed: not stored, it trains
     assert trained == [1]

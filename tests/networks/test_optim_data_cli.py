@@ -2,6 +2,7 @@
 
 import glob
 import tomllib
+from pathlib import Path
 import warnings
 
 import numpy as np
@@ -201,7 +202,7 @@ def test_progress_reports_every_chunk_and_the_end():
 
 
 def test_claim_files_well_formed():
-    files = sorted(glob.glob("claims/gronich.*.toml"))
+    files = sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "claims" / "gronich.*.toml")))
     assert len(files) >= 17                                         # paper claims and their controls
     for f in files:
         c = tomllib.load(open(f, "rb"))
