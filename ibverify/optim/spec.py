@@ -14,22 +14,22 @@ from typing import Any, Mapping
 
 from .. import IbverifyError
 from ..losses import check_loss
-from .table import DEPRECATED, KNOBS, NAMES, ORDERS, VECTOR_LR_DECAY, info
+from .table import DEFAULTS, DEPRECATED, KNOBS, NAMES, ORDERS, VECTOR_LR_DECAY, info
 
 
 @dataclass(frozen=True)
 class OptimizerSpec:
     name: str
     batch_size: int | None = None
-    order: str | None = None
+    order: str = DEFAULTS["order"]
     lr: float | None = None
     lr_decay: float | None = None
     beta1: float | None = None
     beta2: float | None = None
     eps: float | None = None
     bias_correction: bool | None = None
-    loss: str | None = None
-    seed: int | None = None
+    loss: str = DEFAULTS["loss"]
+    seed: int = DEFAULTS["seed"]
     lr_matrix: float | None = None
     lr_vector: float | None = None
 

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ibverify.optim.table import names
 from ibverify.cli import main
 
 X = np.array([[1.0, 2.0, 0.0], [-1.0, -0.5, 0.0], [2.0, 0.3, 0.0], [-0.7, -1.5, 0.0]])
@@ -108,12 +109,12 @@ def test_odd_arrays(capsys, tmp_path, arrays, cmd):
 NUM = st.sampled_from(["0", "-1", "1", "2", "3", "1e400", "nan", "inf", "-inf", "0.5", "1.5", "abc", "",
                        str(2**70), "1e-300", "999999999999"])
 OPTIONS = ["--steps", "--epochs", "--lr", "--lr-decay", "--beta1", "--beta2", "--eps", "--batch-size",
-           "--checkpoints", "--seed", "--checkpoint-every"]
+           "--checkpoints", "--seed", "--checkpoint-every", "--lr-matrix", "--lr-vector"]
 
 
 @FUZZ
 @given(opts=st.lists(st.tuples(st.sampled_from(OPTIONS), NUM), max_size=4),
-       optimizer=st.sampled_from(["inc-adam", "det-adam", "adam", "signum", "gd", "ngd", "adam-proxy", "sgd"]),
+       optimizer=st.sampled_from([*names(), "sgd"]),  # every row of the table (block-only ones are refused here)
        order=st.sampled_from(["cyclic", "reshuffle", "replacement", "sorted"]))
 def test_random_option_values(capsys, tmp_path, opts, optimizer, order):
     p = tmp_path / "ok.npz"
