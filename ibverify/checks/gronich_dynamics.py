@@ -31,7 +31,7 @@ from ..blocks import fro, inner
 from ..strategies.network import network_example
 from . import gronich_score as S
 from . import rules
-from .gronich_nets import _tag, run_example
+from .gronich_nets import example_tag, run_example
 from .prop import Example, run_property
 
 def family(ctx: CheckContext, claim_id: str) -> CheckContext:
@@ -109,8 +109,9 @@ def directional_convergence(ctx: CheckContext) -> Outcome:
             soft = [abs(-r.log_loss[i] - r.q_min[i]) / G.norm(r.thetas[i]) ** model.L
                     for i in range(len(r.checkpoints))]
             k = len(lines)
-            series.append(Series(f"{fam} {_tag(ex)} δ(t)", ts, d, ylabel="1 − cos(θ_{t/100}, θ_t)", group="direction"))
-            series.append(Series(f"{fam} {_tag(ex)} soft − hard margin", r.checkpoints, soft, ylabel="|γ̃ − γ|",
+            series.append(Series(f"{fam} {example_tag(ex)} δ(t)", ts, d, ylabel="1 − cos(θ_{t/100}, θ_t)",
+                                 group="direction"))
+            series.append(Series(f"{fam} {example_tag(ex)} soft − hard margin", r.checkpoints, soft, ylabel="|γ̃ − γ|",
                                  group="soft margin"))
             why = []
             if not rules.closeness(d[-1], dmax):
@@ -120,8 +121,8 @@ def directional_convergence(ctx: CheckContext) -> Outcome:
             if not rules.closeness(soft[-1], ctx.tol("soft_max")):
                 why.append(f"|soft − hard margin| = {soft[-1]:.3g} > {ctx.tol('soft_max'):g} at T")
             figs.update({f"delta_T[{fam}/{k}]": d[-1], f"delta_T10[{fam}/{k}]": d[0], f"soft_gap[{fam}/{k}]": soft[-1]})
-            lines.append(f"{fam} {_tag(ex)}: δ {d[0]:.3g} → {d[-1]:.3g}, soft−hard {soft[-1]:.3g}")
-            return Example(not why, {"delta": d[-1]}, reason="; ".join(why), description=_tag(ex), inputs=ex)
+            lines.append(f"{fam} {example_tag(ex)}: δ {d[0]:.3g} → {d[-1]:.3g}, soft−hard {soft[-1]:.3g}")
+            return Example(not why, {"delta": d[-1]}, reason="; ".join(why), description=example_tag(ex), inputs=ex)
 
         verdicts.append(run_property(fctx, network_example(), evaluate).holds)
     deltas = [v for k, v in figs.items() if k.startswith("delta_T[")]
@@ -149,9 +150,9 @@ def approx_steepest(ctx: CheckContext) -> Outcome:
             dev = [abs(1 - r.align[i]) for i in late]
             ts = [r.checkpoints[i] for i in late]
             k = len(lines)
-            series.append(Series(f"{fam} {_tag(ex)} |1 − r_t|", ts, [max(x, 1e-16) for x in dev], ylabel="|1 − r_t|",
-                                 group="alignment"))
-            series.append(Series(f"{fam} {_tag(ex)} R(t)", ts, R, ylabel="‖θ_t − θ_0‖ / Σν", group="R_max",
+            series.append(Series(f"{fam} {example_tag(ex)} |1 − r_t|", ts, [max(x, 1e-16) for x in dev],
+                                 ylabel="|1 − r_t|", group="alignment"))
+            series.append(Series(f"{fam} {example_tag(ex)} R(t)", ts, R, ylabel="‖θ_t − θ_0‖ / Σν", group="R_max",
                                  log_y=False))
             why = []
             if not (rules.closeness(dev[-1], r_tol) or rules.falling(ts, dev, 1.0, min_drop)):
@@ -161,8 +162,8 @@ def approx_steepest(ctx: CheckContext) -> Outcome:
             if not rules.closeness(max(R), 1 + 1e-9):
                 why.append(f"R_max = {max(R):.6g} > 1 in {S.LABEL.get(name, name)}")
             figs.update({f"r_T[{fam}/{k}]": r.align[-1], f"R_max[{fam}/{k}]": max(R)})
-            lines.append(f"{fam} {_tag(ex)}: r_T = {r.align[-1]:.4f}, R_max = {max(R):.4f}")
-            return Example(not why, {"R_max": max(R)}, reason="; ".join(why), description=_tag(ex), inputs=ex)
+            lines.append(f"{fam} {example_tag(ex)}: r_T = {r.align[-1]:.4f}, R_max = {max(R):.4f}")
+            return Example(not why, {"R_max": max(R)}, reason="; ".join(why), description=example_tag(ex), inputs=ex)
 
         verdicts.append(run_property(fctx, network_example(), evaluate).holds)
     rs = [v for k, v in figs.items() if k.startswith("r_T[")]
@@ -187,14 +188,14 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
             vals = r.adam_dev if math.isfinite(r.adam_dev[-1]) else r.track
             ts, ys = [r.checkpoints[i] for i in late], [vals[i] for i in late]
             k = len(lines)
-            series.append(Series(f"{fam} {_tag(ex)}", ts, [max(y, 1e-18) for y in ys],
+            series.append(Series(f"{fam} {example_tag(ex)}", ts, [max(y, 1e-18) for y in ys],
                                  ylabel="momentum − gradient (dual norm) / Adam ratio − sign", group="tracking"))
             close = rules.closeness(ys[-1], tmax)
             ok = close if bound else (close or rules.falling(ts, ys, 1.0, min_drop))
             figs[f"track_T[{fam}/{k}]"] = ys[-1]
-            lines.append(f"{fam} {_tag(ex)}: {ys[0]:.3g} → {ys[-1]:.3g}")
+            lines.append(f"{fam} {example_tag(ex)}: {ys[0]:.3g} → {ys[-1]:.3g}")
             why = f"tracking residual {ys[0]:.3g} → {ys[-1]:.3g} (bound {tmax:g})"
-            return Example(ok, {"track": ys[-1]}, reason=why, description=_tag(ex), inputs=ex)
+            return Example(ok, {"track": ys[-1]}, reason=why, description=example_tag(ex), inputs=ex)
 
         verdicts.append(run_property(fctx, network_example(), evaluate).holds)
     tr = [v for k, v in figs.items() if k.startswith("track_T[")]

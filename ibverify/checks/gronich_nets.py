@@ -46,7 +46,7 @@ def run_example(ctx: CheckContext, ex: dict, decades: float = 1.0):
     return get_run(ctx, cfg, int(ex["seed"]), warn=False)
 
 
-def _tag(ex: dict) -> str:
+def example_tag(ex: dict) -> str:
     return f"n={ex['n']},d={ex['d']},m={ex['width']},data{ex['data_seed']},init{ex['seed']}"
 
 
@@ -81,7 +81,7 @@ def _one(ctx: CheckContext) -> Outcome:
     def evaluate(ex: dict) -> Example:
         r, model, data, opt = run_example(ctx, ex, decades)
         c = getattr(opt.geometry, "c", 1.0)
-        tag = _tag(ex)
+        tag = example_tag(ex)
         if not r.q_min or r.q_min[-1] <= 0:
             # (T2) assumes a limit direction with positive margin; a run whose ReLU² units all died (f ≡ 0) or
             # that never separates the data is outside the theorem: discarded and counted, never a pass

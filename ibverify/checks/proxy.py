@@ -91,7 +91,7 @@ def linf_gaps(Z: np.ndarray, ws: np.ndarray, gamma: float) -> np.ndarray:
     return np.array([(gamma - normalized_margin(Z, w, "linf")) / gamma for w in ws])
 
 
-def _tag(r: dict) -> str:
+def example_tag(r: dict) -> str:
     parts = [r["optimizer"]]
     for k in ("beta1", "beta2", "batch_size", "order", "lr"):
         if k in r:
@@ -154,7 +154,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                       "cos(p*, ŵ2)": fp.direction @ l2.direction, "cos(p*, ℓ∞ LP)": fp.direction @ R.vinf,
                       "ℓ∞ gap of p*": fp_linf_gap, "dist(c2, T(c2))": l2_res, "ok": th_ok})
         for r in p.get("runs", []):
-            ctx.progress(f"{_tag(r)} on {label}")
+            ctx.progress(f"{example_tag(r)} on {label}")
             out = run(Z, spec_of(r, ctx.seed), steps_of(r, Z.shape[0]), checkpoints=int(p.get("checkpoints", 24)))
             x = out.checkpoints
             c_fp, c_l2, c_li = cosines(out.ws, fp.direction), cosines(out.ws, l2.direction), cosines(out.ws, R.vinf)
@@ -173,7 +173,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                 beat = bool(c_fp[-1] > c_l2[-1] and c_fp[-1] > bound)
             run_ok = bool(ok and trend and beat)
             if not run_ok:
-                reasons.append(f"{label}, {_tag(r)}: " + ", ".join(
+                reasons.append(f"{label}, {example_tag(r)}: " + ", ".join(
                     s for s, bad in (("not close", not ok), ("gap not falling", not trend),
                                      ("does not beat ℓ2/ℓ∞", not beat)) if bad))
             holds &= run_ok
@@ -183,9 +183,9 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
             if p.get("beats"):
                 figures[f"{key}_cos_linf_bound"] = bound
             for name, y in (("1 − cos(w, p*)", 1 - c_fp), ("1 − cos(w, ŵ2)", 1 - c_l2), ("ℓ∞ margin gap", gap_li)):
-                series.append(Series(f"{_tag(r)}: {name}", x.tolist(), np.maximum(y, 1e-17).tolist(),
-                                     ylabel="gap", group=f"{label}: {_tag(r)}"))
-            table.append({"dataset": label, "run": f"{_tag(r)}, {out.steps} steps", "cos(w, p*)": c_fp[-1],
+                series.append(Series(f"{example_tag(r)}: {name}", x.tolist(), np.maximum(y, 1e-17).tolist(),
+                                     ylabel="gap", group=f"{label}: {example_tag(r)}"))
+            table.append({"dataset": label, "run": f"{example_tag(r)}, {out.steps} steps", "cos(w, p*)": c_fp[-1],
                           "cos(w, ŵ2)": c_l2[-1], "cos(w, ℓ∞ LP)": c_li[-1], "cos bound to any ℓ∞": bound,
                           "ℓ∞ gap": gap_li[-1], "gap falling": trend, "ok": run_ok,
                           "stalled steps": out.diagnostics.get("stalled_steps", 0)})
