@@ -14,6 +14,7 @@ sizes) and must be refuted. Cosines are of ℓ2-normalized directions; ℓ∞ is
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..claims import CheckContext
 from ..data import gaussian, gr, shifted_diagonal
 from ..strategies import linear as S
 from ..engine import run
+from ..engine.store import RunStore
 from ..evidence import Outcome, Series
 from ..jsonio import plain
 from ..oracles import max_margin, normalized_margin
@@ -58,17 +60,15 @@ class Refs:
     vinf: np.ndarray  # the oracle's ℓ∞ solution, ℓ2-normalized (one of possibly many)
 
 
-_REFS: dict[bytes, Refs] = {}
+def refs(ctx: CheckContext, Z: np.ndarray) -> Refs:
+    """Fixed point (Algorithm 3) and certified ℓ2 / ℓ∞ max-margin solutions, kept per dataset by the run store."""
 
-
-def refs(Z: np.ndarray) -> Refs:
-    """Fixed point (Algorithm 3) and certified ℓ2 / ℓ∞ max-margin solutions, cached per dataset."""
-    key = Z.tobytes() + str(Z.shape).encode()
-    if key not in _REFS:
+    def make() -> Refs:
         li = max_margin(Z, "linf")
-        _REFS[key] = Refs(fixed_point.iterate(Z), max_margin(Z, "l2"), li,
-                          li.direction / np.linalg.norm(li.direction))
-    return _REFS[key]
+        return Refs(fixed_point.iterate(Z), max_margin(Z, "l2"), li, li.direction / np.linalg.norm(li.direction))
+
+    key = (hashlib.sha256(Z.tobytes()).hexdigest(), Z.shape)
+    return (ctx.store or RunStore.process()).get("proxy-references", key, make)
 
 
 def spec_of(r: dict, seed: int = 0) -> OptimizerSpec:
@@ -124,7 +124,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
     holds = True
     for di, (label, Z) in enumerate(datasets(p)):
         ctx.progress(f"fixed point: {label}")
-        R = refs(Z)
+        R = refs(ctx, Z)
         fp, l2, li = R.fp, R.l2, R.li
         cert_power = certificate.power(Z, fixed_point.metric(Z, fp.c), fp.w,
                                        fixed_point.tmap(Z, fp.c).sol.lam)
@@ -276,7 +276,7 @@ def batch_size_drift(ctx: CheckContext) -> Outcome:
     series, table, figures, reasons, lines = [], [], {}, [], []
     bs = [int(b) for b in p["b_values"]]
     for label0, Z in datasets(p):
-        R = refs(Z)
+        R = refs(ctx, Z)
         preds = {b: (R.vinf if b == Z.shape[0] else R.fp.direction if b == 1 else fixed_point.iterate(Z, b=b).direction)
                  for b in bs}
         for order in p.get("orders", ["reshuffle"]):
@@ -328,7 +328,7 @@ def reshuffling(ctx: CheckContext) -> Outcome:
     p = ctx.params
     table, series, figures, finals = [], [], {}, {}
     for label, Z in datasets(p):
-        R = refs(Z)
+        R = refs(ctx, Z)
         base = None
         for order in p.get("orders", ["cyclic", "reshuffle", "replacement"]):
             for seed in (p.get("seeds", [0, 1, 2]) if order != "cyclic" else [0]):
@@ -382,7 +382,7 @@ def beta2_gap(ctx: CheckContext) -> Outcome:
     p = ctx.params
     table, series, figures = [], [], {}
     for label, Z in datasets(p):
-        R = refs(Z)
+        R = refs(ctx, Z)
         n = Z.shape[0]
         xs, g_fp, g_l2 = [], [], []
         for b2 in p["beta2s"]:
