@@ -119,30 +119,37 @@ def merge(parts: list[Scaled]) -> Scaled:
 # ------------------------------------------------------------------------------------------- transforms
 
 class Transform:
-    def init(self, params: Params) -> None:
-        pass
+    """A pure transform (optax style): `init(params) -> state`, `update(x, state, t, ctr) -> (out, state')`.
+    Its settings are fixed at construction; everything that changes lives in the state it returns."""
 
-    def update(self, x, t: int, ctr: Counter):
+    def init(self, params: Params):
+        return None
+
+    def update(self, x, state, t: int, ctr: Counter):
         raise NotImplementedError
 
 
 class EMA(Transform):
-    """m_k = β m_{k−1} + (1−β) g_k (m_0 = 0), in the log frame. β = 0 passes g through."""
+    """m_k = β m_{k−1} + (1−β) g_k (m_0 = 0), in the log frame (state: m). β = 0 passes g through."""
 
     def __init__(self, beta: float):
         if not 0 <= beta < 1:
             raise IbverifyError(f"momentum β must be in [0, 1) (got {beta})")
         self.beta = beta
-        self.m: Scaled | None = None
 
-    def init(self, params):
-        self.m = None
-
-    def update(self, g: Scaled, t, ctr):
-        self.m = _mix(self.m, self.beta, g, 1.0 - self.beta)
-        if _maxabs(self.m.blocks) == 0:
+    def update(self, g: Scaled, m, t, ctr):
+        m = _mix(m, self.beta, g, 1.0 - self.beta)
+        if _maxabs(m.blocks) == 0:
             ctr.hit("momentum_zero")
-        return self.m
+        return m, m
+
+
+@dataclass
+class AdamState:
+    m: Scaled | None = None
+    v: Scaled | None = None
+    k: int = 0
+    ratio: Params | None = None  # the last direction m̂/(√v̂ + ε), for the run diagnostics
 
 
 class Adam(Transform):
@@ -152,33 +159,28 @@ class Adam(Transform):
         if not (0 <= b1 < 1 and 0 <= b2 < 1):
             raise IbverifyError(f"Adam needs 0 <= β1, β2 < 1 (got {b1}, {b2})")
         self.b1, self.b2, self.bc, self.eps = b1, b2, bias_correction, eps
-        self.m: Scaled | None = None
-        self.v: Scaled | None = None
-        self.ratio: Params | None = None
 
     def init(self, params):
-        self.m = self.v = None
-        self.k = 0
+        return AdamState()
 
-    def update(self, g: Scaled, t, ctr):
-        self.k += 1
-        self.m = _mix(self.m, self.b1, g, 1.0 - self.b1)
-        self.v = _mix(self.v, self.b2, g, 1.0 - self.b2, power=2)
-        bc1 = 1.0 - self.b1 ** self.k if self.bc else 1.0
-        bc2 = 1.0 - self.b2 ** self.k if self.bc else 1.0
+    def update(self, g: Scaled, st: AdamState, t, ctr):
+        k = st.k + 1
+        m = _mix(st.m, self.b1, g, 1.0 - self.b1)
+        v = _mix(st.v, self.b2, g, 1.0 - self.b2, power=2)
+        bc1 = 1.0 - self.b1 ** k if self.bc else 1.0
+        bc2 = 1.0 - self.b2 ** k if self.bc else 1.0
         # d = (e^{s_m} m̂/bc1) / (sqrt(e^{s_v} v̂/bc2) + ε) = m̂ / (bc1 (sqrt(v̂/bc2) e^{s_v/2 − s_m} + ε e^{−s_m}))
-        a = math.exp(min(self.v.log_scale / 2 - self.m.log_scale, 700.0))
-        eps_term = self.eps * math.exp(min(-self.m.log_scale, 700.0)) if self.eps > 0 else 0.0
+        a = math.exp(min(v.log_scale / 2 - m.log_scale, 700.0))
+        eps_term = self.eps * math.exp(min(-m.log_scale, 700.0)) if self.eps > 0 else 0.0
         out = {}
-        for k, mh in self.m.blocks.items():
-            den = bc1 * (np.sqrt(self.v.blocks[k] / bc2) * a + eps_term)
+        for key, mh in m.blocks.items():
+            den = bc1 * (np.sqrt(v.blocks[key] / bc2) * a + eps_term)
             bad = (den == 0) & (mh != 0)
             if bad.any():
                 ctr.hit("adam_v_underflow", int(bad.sum()))
             with np.errstate(divide="ignore", invalid="ignore"):
-                out[k] = np.where(den > 0, mh / np.where(den > 0, den, 1.0), 0.0)
-        self.ratio = out
-        return out
+                out[key] = np.where(den > 0, mh / np.where(den > 0, den, 1.0), 0.0)
+        return out, AdamState(m, v, k, out)
 
 
 def _unscaled(x) -> Params:
@@ -186,23 +188,23 @@ def _unscaled(x) -> Params:
 
 
 class NormalizeL2(Transform):
-    def update(self, x, t, ctr):
+    def update(self, x, state, t, ctr):
         b = _unscaled(x)
         n = math.sqrt(sum(float(np.sum(v * v)) for v in b.values()))
         if n == 0:
             ctr.hit("zero_direction")
-            return {k: np.zeros_like(v) for k, v in b.items()}
-        return {k: v / n for k, v in b.items()}
+            return {k: np.zeros_like(v) for k, v in b.items()}, state
+        return {k: v / n for k, v in b.items()}, state
 
 
 class Sign(Transform):
-    def update(self, x, t, ctr):
-        return {k: np.sign(v) for k, v in _unscaled(x).items()}
+    def update(self, x, state, t, ctr):
+        return {k: np.sign(v) for k, v in _unscaled(x).items()}, state
 
 
 class Polar(Transform):
-    def update(self, x, t, ctr):
-        return {k: _polar(v) for k, v in _unscaled(x).items()}
+    def update(self, x, state, t, ctr):
+        return {k: _polar(v) for k, v in _unscaled(x).items()}, state
 
 
 def newton_schulz5(G: np.ndarray, steps: int = 5, coeffs=NS5_COEFFS) -> np.ndarray:
@@ -223,12 +225,12 @@ def newton_schulz5(G: np.ndarray, steps: int = 5, coeffs=NS5_COEFFS) -> np.ndarr
 
 
 class NewtonSchulz5(Transform):
-    def update(self, x, t, ctr):
-        return {k: newton_schulz5(v) for k, v in _unscaled(x).items()}
+    def update(self, x, state, t, ctr):
+        return {k: newton_schulz5(v) for k, v in _unscaled(x).items()}, state
 
 
 class Schedule(Transform):
-    """u = η_t d with η_t = η0 t^{−p}."""
+    """u = η_t d with η_t = lr · t^(−lr_decay)."""
 
     def __init__(self, eta0: float, p: float):
         if not eta0 > 0:
@@ -238,68 +240,83 @@ class Schedule(Transform):
     def rate(self, t: int) -> float:
         return self.eta0 * t ** (-self.p)
 
-    def update(self, d, t, ctr):
+    def update(self, d, state, t, ctr):
         e = self.rate(t)
-        return {k: e * v for k, v in d.items()}
+        return {k: e * v for k, v in d.items()}, state
 
 
 class Chain(Transform):
+    """The transforms in order; its state is the tuple of theirs."""
+
     def __init__(self, *ts: Transform):
         self.ts = ts
 
     def init(self, params):
-        for t_ in self.ts:
-            t_.init(params)
+        return tuple(t_.init(params) for t_ in self.ts)
 
-    def update(self, x, t, ctr):
-        for tr in self.ts:
-            x = tr.update(x, t, ctr)
-        return x
-
-    def find(self, cls):
-        return [t_ for t_ in self.ts if isinstance(t_, cls)]
+    def update(self, x, state, t, ctr):
+        new = []
+        for tr, s in zip(self.ts, state, strict=True):
+            x, s = tr.update(x, s, t, ctr)
+            new.append(s)
+        return x, tuple(new)
 
 
 class Partition(Transform):
-    """Apply chain_g to the blocks of group g."""
+    """Apply chain_g to the blocks of group g; its state is {group: chain state}."""
 
     def __init__(self, groups: dict[str, tuple[tuple[str, ...], Chain]]):
         self.groups = groups
 
     def init(self, params):
-        for names, ch in self.groups.values():
-            ch.init({k: params[k] for k in names})
+        return {gname: ch.init({k: params[k] for k in names}) for gname, (names, ch) in self.groups.items()}
 
-    def update(self, g: Scaled, t, ctr):
-        out = {}
-        for names, ch in self.groups.values():
+    def update(self, g: Scaled, state, t, ctr):
+        out, new = {}, {}
+        for gname, (names, ch) in self.groups.items():
             sub = Scaled({k: g.blocks[k] for k in names}, g.log_scale)
-            out.update(ch.update(sub, t, ctr))
-        return {k: out[k] for k in g.blocks}
+            u, new[gname] = ch.update(sub, state[gname], t, ctr)
+            out.update(u)
+        return {k: out[k] for k in g.blocks}, new
+
+
+def _walk(tr, state):
+    """(transform, its state) for every leaf transform of a chain or partition."""
+    if isinstance(tr, Chain):
+        for t_, s in zip(tr.ts, state, strict=True):
+            yield from _walk(t_, s)
+    elif isinstance(tr, Partition):
+        for gname, (_, ch) in tr.groups.items():
+            yield from _walk(ch, state[gname])
+    else:
+        yield tr, state
 
 
 # ------------------------------------------------------------------------------------------- optimizers
 
 class Optimizer:
-    """A named chain. `step(θ, g, t)` returns θ_{t+1}; `geometry` is its own norm; `nu(t)` its rate ν_t."""
+    """A named chain and the loop's copy of its state: `init(θ0)`, then `update(g)` returns the step u of
+    θ ← θ − u (advancing t and the state); `geometry` is its own norm; `nu(t)` its rate ν_t."""
 
     def __init__(self, name: str, chain: Transform, geometry, nu, hyper: dict, spec=None):
         self.name, self.chain, self.geometry, self.nu, self.hyper, self.spec = name, chain, geometry, nu, hyper, spec
         self.ctr = Counter()
         self.t = 0
+        self.state = None
 
     @property
     def underflow(self) -> dict:
         return dict(self.ctr.underflow)
 
     def init(self, params: Params):
-        self.chain.init(params)
+        self.state = self.chain.init(params)
         self.t = 0
         self.ctr = Counter()
 
     def update(self, g: Scaled) -> Params:
         self.t += 1
-        return self.chain.update(g, self.t, self.ctr)
+        u, self.state = self.chain.update(g, self.state, self.t, self.ctr)
+        return u
 
     def step(self, theta: Params, g: Scaled) -> Params:
         u = self.update(g)
@@ -308,32 +325,19 @@ class Optimizer:
     def momentum(self) -> Scaled | None:
         """The current first moment(s) merged to one frame (None for memoryless methods)."""
         parts = []
-        for tr in _walk(self.chain):
-            if isinstance(tr, (EMA, Adam)) and tr.m is not None and tr.ema_is_momentum():
-                parts.append(tr.m)
+        for tr, st in _walk(self.chain, self.state):
+            if isinstance(tr, EMA) and st is not None and tr.beta > 0:
+                parts.append(st)
+            elif isinstance(tr, Adam) and st.m is not None:
+                parts.append(st.m)
         return merge(parts) if parts else None
 
     def adam_ratio(self) -> Params | None:
         out = {}
-        for tr in _walk(self.chain):
-            if isinstance(tr, Adam) and tr.ratio is not None:
-                out.update(tr.ratio)
+        for tr, st in _walk(self.chain, self.state):
+            if isinstance(tr, Adam) and st.ratio is not None:
+                out.update(st.ratio)
         return out or None
-
-
-EMA.ema_is_momentum = lambda self: self.beta > 0
-Adam.ema_is_momentum = lambda self: True
-
-
-def _walk(tr):
-    if isinstance(tr, Chain):
-        for t_ in tr.ts:
-            yield from _walk(t_)
-    elif isinstance(tr, Partition):
-        for _, ch in tr.groups.values():
-            yield from _walk(ch)
-    else:
-        yield tr
 
 
 def _direction(name: str, spec: OptimizerSpec) -> Chain:
