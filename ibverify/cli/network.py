@@ -20,7 +20,7 @@ GENERATED = ("digits", "teacher", "linear")
 
 
 def _data(args):
-    from ..data import netdata as datasets  # start-up time: the parser and --help never load the models
+    from ..data import Dataset, netdata as datasets  # start-up time: the parser and --help never load models
 
     kind = args.data
     seed = args.seed or 0
@@ -29,12 +29,11 @@ def _data(args):
     if str(kind).endswith(".npz") and args.model == "matrix-linear":  # input matrices: X of shape (n, p, r)
         try:
             z = np.load(kind)
-            X, y = datasets.validate(z["X"], z["y"])
+            X, y = np.asarray(z["X"], dtype=float), np.asarray(z["y"], dtype=float)
         except (OSError, ValueError, KeyError) as e:
             raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
-        return datasets.NetData(X, y, str(kind))
-    D = load_data(kind, quiet=True)
-    return datasets.NetData(D.X, D.y, str(kind))
+        return Dataset(X, y, str(kind)).validated(matrices=True)
+    return load_data(kind, quiet=True)
 
 
 def _build(args):

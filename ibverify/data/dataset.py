@@ -1,8 +1,8 @@
-"""`Dataset`: validated (X, y) for binary linear classification."""
+"""`Dataset`: validated (X, y) for binary classification, for every model (vector or matrix inputs)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -11,11 +11,13 @@ from .. import IbverifyError
 
 @dataclass(frozen=True)
 class Dataset:
-    """X (n×d float64), y (n,) in {−1, +1}. `Z = y[:, None] * X` is the label-folded sample matrix."""
+    """X (n×d float64, or n×p×r input matrices), y (n,) in {−1, +1}; `certificate`: how a generated set is
+    separable (e.g. its teacher's margin). `Z = y[:, None] * X` is the label-folded sample matrix."""
 
     X: np.ndarray
     y: np.ndarray
     name: str = "data"
+    certificate: dict = field(default_factory=dict, compare=False)
 
     @property
     def Z(self) -> np.ndarray:
@@ -34,11 +36,13 @@ class Dataset:
         """Inert coordinates: columns of X that are zero in every sample (see `inert_coordinates`)."""
         return inert_coordinates(self.X)
 
-    def validated(self) -> "Dataset":
-        """Check shapes, finiteness and labels; raise a one-line IbverifyError naming the problem."""
+    def validated(self, matrices: bool = False) -> "Dataset":
+        """Check shapes, finiteness and labels; raise a one-line IbverifyError naming the problem.
+        matrices: X may also hold one p×r input matrix per sample (n×p×r)."""
         X, y = self.X, self.y
-        if X.ndim != 2:
-            raise IbverifyError(f"{self.name}: X must be a 2-d array (n×d), got shape {X.shape}")
+        if X.ndim != 2 and not (matrices and X.ndim == 3):
+            raise IbverifyError(f"{self.name}: X must be a 2-d array (n×d){' or n×p×r' if matrices else ''}, "
+                                f"got shape {X.shape}")
         if y.ndim != 1:
             raise IbverifyError(f"{self.name}: y must be a 1-d array of n labels, got shape {y.shape}")
         if X.shape[0] != y.shape[0]:

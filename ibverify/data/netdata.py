@@ -1,42 +1,24 @@
 """Datasets for the network claims: separable by construction, and scikit-learn's digits (even vs odd).
 
-Every generator returns a `NetData` (X, y ∈ {±1}^n, a certificate of separability, provenance). Nothing is
+Every generator returns a `Dataset` (X, y ∈ {±1}^n, a certificate of separability, provenance). Nothing is
 downloaded: `load_digits` reads the copy shipped inside scikit-learn.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import IbverifyError
+from .dataset import Dataset
 
 
-@dataclass
-class NetData:
-    X: np.ndarray
-    y: np.ndarray
-    name: str
-    certificate: dict = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-
-def validate(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim < 2 or X.shape[0] != y.shape[0]:
-        raise IbverifyError(f"data: X has shape {X.shape} but y has {y.shape}")
-    if not np.all(np.isfinite(X)):
-        raise IbverifyError("data: X has non-finite entries")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise IbverifyError("data: labels must be ±1")
-    if len(np.unique(y)) < 2:
-        raise IbverifyError("data: need both classes")
-    return X, y
+def _generated(X, y, name: str, certificate: dict) -> Dataset:
+    """A generated set as a validated Dataset (vector or matrix inputs, both classes present)."""
+    D = Dataset(np.asarray(X, dtype=float), np.asarray(y, dtype=float), name, certificate).validated(matrices=True)
+    if len(np.unique(D.y)) < 2:
+        raise IbverifyError(f"{name}: need both classes")
+    return D
 
 
 def _balanced_top(f: np.ndarray, score: np.ndarray, n: int) -> np.ndarray:
@@ -54,7 +36,7 @@ def _unit_rows(X):
 
 
 def teacher_two_layer(n: int = 30, d: int = 6, m_teacher: int = 4, q: float = 2.0, seed: int = 0,
-                      keep: float = 0.5) -> NetData:
+                      keep: float = 0.5) -> Dataset:
     """Unit-norm inputs labelled by a random two-layer ReLU^q teacher; only points whose teacher margin is in the
     top `keep` fraction are kept, so the teacher certifies a positive normalized ℓ2 margin γ_teacher."""
     rng = np.random.default_rng(seed)
@@ -70,12 +52,11 @@ def teacher_two_layer(n: int = 30, d: int = 6, m_teacher: int = 4, q: float = 2.
             break
     X, y, m = np.concatenate(Xs), np.concatenate(ys), np.concatenate(ms)
     idx = _balanced_top(y, m, n)
-    X, y = validate(X[idx], y[idx])
-    return NetData(X, y, f"teacher(n={n},d={d},m*={m_teacher},q={q:g},seed={seed})",
+    return _generated(X[idx], y[idx], f"teacher(n={n},d={d},m*={m_teacher},q={q:g},seed={seed})",
                    {"teacher_l2_margin": float(np.min(m[idx])), "kind": "two-layer ReLU^q teacher"})
 
 
-def linear_separable(n: int = 20, d: int = 8, seed: int = 0, keep: float = 0.5) -> NetData:
+def linear_separable(n: int = 20, d: int = 8, seed: int = 0, keep: float = 0.5) -> Dataset:
     """Gaussian points labelled by a random hyperplane through 0; the top `keep` fraction by |⟨w*, x⟩| is kept."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(d)
@@ -83,12 +64,11 @@ def linear_separable(n: int = 20, d: int = 8, seed: int = 0, keep: float = 0.5) 
     Z = rng.standard_normal((2 * int(np.ceil(n / keep)) + 2, d))
     f = Z @ w
     idx = _balanced_top(f, np.abs(f), n)
-    X, y = validate(Z[idx], np.sign(f[idx]))
-    return NetData(X, y, f"linear(n={n},d={d},seed={seed})",
+    return _generated(Z[idx], np.sign(f[idx]), f"linear(n={n},d={d},seed={seed})",
                    {"teacher_l2_margin": float(np.min(np.abs(f[idx]))), "kind": "hyperplane teacher"})
 
 
-def matrix_separable(n: int = 20, p: int = 4, r: int = 3, seed: int = 0, rank: int = 1) -> NetData:
+def matrix_separable(n: int = 20, p: int = 4, r: int = 3, seed: int = 0, rank: int = 1) -> Dataset:
     """Gaussian input matrices labelled by a random rank-`rank` teacher ⟨W*, X⟩ (so spectral and Frobenius
     max-margin solutions differ)."""
     rng = np.random.default_rng(seed)
@@ -97,12 +77,11 @@ def matrix_separable(n: int = 20, p: int = 4, r: int = 3, seed: int = 0, rank: i
     Z = rng.standard_normal((2 * n + 1, p, r))
     f = np.einsum("nij,ij->n", Z, W)
     idx = _balanced_top(f, np.abs(f), n)
-    X, y = validate(Z[idx], np.sign(f[idx]))
-    return NetData(X, y, f"matrix(n={n},p={p},r={r},seed={seed})",
+    return _generated(Z[idx], np.sign(f[idx]), f"matrix(n={n},p={p},r={r},seed={seed})",
                    {"teacher_spectral_margin": float(np.min(np.abs(f[idx]))), "kind": "low-rank teacher"})
 
 
-def digits_even_odd(n: int | None = None, seed: int = 0) -> NetData:
+def digits_even_odd(n: int | None = None, seed: int = 0) -> Dataset:
     """scikit-learn's shipped 8×8 handwritten digits (1797 images), y = +1 for even digits, −1 for odd.
 
     Features: pixel values /16 (∈ [0, 1]), then each image scaled to unit ℓ2 norm. `n` draws a class-balanced
@@ -120,12 +99,11 @@ def digits_even_odd(n: int | None = None, seed: int = 0) -> NetData:
         k = n // 2
         idx = np.sort(np.concatenate([rng.choice(pos, k, replace=False), rng.choice(neg, n - k, replace=False)]))
         X, y = X[idx], y[idx]
-    X, y = validate(X, y)
-    return NetData(X, y, f"digits-even-odd(n={len(y)},seed={seed})",
+    return _generated(X, y, f"digits-even-odd(n={len(y)},seed={seed})",
                    {"kind": "sklearn load_digits, /16, unit rows", "even_fraction": float(np.mean(y > 0))})
 
 
-def make_data(kind: str, *, n: int | None = None, d: int = 6, seed: int = 0, **kw) -> NetData:
+def make_data(kind: str, *, n: int | None = None, d: int = 6, seed: int = 0, **kw) -> Dataset:
     if kind == "digits":
         return digits_even_odd(n, seed)
     if kind == "teacher":
@@ -135,7 +113,7 @@ def make_data(kind: str, *, n: int | None = None, d: int = 6, seed: int = 0, **k
     raise IbverifyError(f"unknown network dataset {kind!r} (digits, teacher, linear)")
 
 
-def matrix_vector_separable(n: int = 20, p: int = 3, r: int = 3, k: int = 4, seed: int = 0) -> NetData:
+def matrix_vector_separable(n: int = 20, p: int = 3, r: int = 3, k: int = 4, seed: int = 0) -> Dataset:
     """Inputs (X_i, z_i) ∈ R^{p×r} × R^k, flattened to rows [vec(X_i), z_i], labelled by a random teacher
     ⟨W*, X⟩ + ⟨u*, z⟩ with W* of rank 1 (so the hybrid, spectral and ℓ∞ max-margin solutions differ); the top
     half of the points by teacher margin is kept."""
@@ -147,7 +125,6 @@ def matrix_vector_separable(n: int = 20, p: int = 3, r: int = 3, k: int = 4, see
     Z = rng.standard_normal((2 * n + 2, p * r + k))
     f = Z[:, :p * r] @ W.ravel() + Z[:, p * r:] @ u
     idx = _balanced_top(f, np.abs(f), n)
-    X, y = validate(Z[idx], np.sign(f[idx]))
-    return NetData(X, y, f"matrix-vector(n={n},p={p},r={r},k={k},seed={seed})",
+    return _generated(Z[idx], np.sign(f[idx]), f"matrix-vector(n={n},p={p},r={r},k={k},seed={seed})",
                    {"teacher_margin": float(np.min(np.abs(f[idx]))), "kind": "rank-1 matrix + vector teacher",
                     "shape": (p, r, k)})
