@@ -12,7 +12,9 @@ import warnings
 import numpy as np
 
 from .. import IbverifyError
+from ..blocks import fro
 from ..jsonio import plain
+from .output import load_data
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
 GENERATED = ("digits", "teacher", "linear")
@@ -32,8 +34,6 @@ def _data(args):
         except (OSError, ValueError, KeyError) as e:
             raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
         return datasets.NetData(X, y, str(kind))
-    from .output import load_data
-
     D = load_data(kind, quiet=True)
     return datasets.NetData(D.X, D.y, str(kind))
 
@@ -41,7 +41,7 @@ def _data(args):
 def _build(args):
     """(data, model, spec, warnings): the block model and optimizer spec of the parsed options."""
     from .. import models  # start-up time, as in _data
-    from .train import spec_from_args
+    from .train import spec_from_args  # import cycle: cli.train imports this module (layering bug)
 
     data = _data(args)
     kind = args.model
@@ -78,12 +78,11 @@ def _engine(args) -> str | None:
 def train(args) -> dict:
     """Run the options of `args` on their block model; returns the JSON-ready result (progress bar on a
     terminal). θ0 is drawn with --seed (zero for a degree-1 model)."""
-    from ..blocks import fro  # start-up time: numba and cvxpy load only for a network run
-    from ..engine import log_checkpoints, run
+    from ..engine import log_checkpoints, run  # start-up time: numba and cvxpy load only for a network run
     from ..geometry import analysis
     from ..optim.logframe import ScheduleWarning
     from ..oracles import kkt
-    from ..progress import Progress
+    from ..progress import Progress  # start-up time: tqdm
 
     data, model, spec = _build(args)
     steps = _steps(args)

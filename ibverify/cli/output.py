@@ -36,7 +36,7 @@ def say(msg: str) -> None:
 def load_data(path, quiet: bool = False):
     """Load and validate a dataset and say "loaded N × d from FILE" on stdout (not with --json, whose
     output carries n, d and the inert coordinates instead; stderr is kept for the one-line error)."""
-    from ..data import load_dataset
+    from ..data import load_dataset  # start-up time: --help never loads ibverify.data
 
     D = load_dataset(path)
     if not quiet:

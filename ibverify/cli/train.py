@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+import numpy as np
+
 from .. import IbverifyError
+from ..optim import OptimizerSpec
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
 from .output import data_json, dump, load_data, say
@@ -23,8 +26,6 @@ ORACLE_MAX_ENTRIES = 2_000_000  # ... and the ℓ2/ℓ∞ max-margin oracles whe
 
 def spec_from_args(args):
     """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
-    from ..optim import OptimizerSpec  # start-up time: numpy and mpmath load only for a run
-
     return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
                                      name=args.optimizer)
 
@@ -129,8 +130,6 @@ def _horizon(args, n: int, batch_size: int) -> int:
 def direction_change(ws, cps) -> dict:
     """Angle (radians) between the directions at the last two checkpoints: 2·asin(‖â − b̂‖/2),
     accurate for small angles; nonzero means the run has not reached its limit direction."""
-    import numpy as np
-
     if len(ws) < 2:
         return {"from_step": None, "to_step": int(cps[-1]), "angle_rad": None, "still_moving": True}
     a, b = ws[-2], ws[-1]
@@ -145,9 +144,7 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
     margin: ℓ∞ solutions may be non-unique), cosine to the predicted p* (per-sample Adam family, when
     n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ.
     Unavailable parts say why."""
-    import numpy as np
-
-    from ..oracles import max_margin, normalized_margin
+    from ..oracles import max_margin, normalized_margin  # start-up time: --help never loads the oracles
 
     u = w / np.linalg.norm(w)
     out: dict = {}
@@ -165,7 +162,7 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
         if n * d > PSTAR_MAX_ENTRIES:
             out["p_star_unavailable"] = f"not computed for n·d = {n * d} > {PSTAR_MAX_ENTRIES} (use ibverify predict)"
         else:
-            from ..theory import predict
+            from ..theory import predict  # start-up time: cvxpy, scipy
 
             try:
                 pr = predict(Z, b=1 if spec.name == "adam-proxy" else b)
@@ -202,10 +199,8 @@ def _train_summary(name, r, D, out) -> list[str]:
 def cmd_train(args) -> int:
     if args.model is not None:
         return run_network(args)
-    import numpy as np
-
-    from ..oracles import normalized_margin
-    from ..progress import Progress
+    from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
+    from ..progress import Progress  # start-up time: tqdm
 
     D = load_data(args.data, quiet=args.quiet or args.json)
     spec = spec_from_args(args).resolved(D.n)
