@@ -73,7 +73,7 @@ def _finite_or_none(v: float) -> float | None:
 
 def log_slope(x: list[float], y: list[float]) -> float:
     """Least-squares slope of log(y) against log(x); the trend of a gap curve (negative: falling)."""
-    import numpy as np
+    import numpy as np  # start-up time: numpy (pytest loads the plugin, and with it this module, in every session)
 
     xa, ya = np.asarray(x, float), np.asarray(y, float)
     ok = (xa > 0) & (ya > 0) & np.isfinite(ya)

@@ -6,13 +6,15 @@ Public API (used by `train`, `verify` and the network runs):
     .message(msg)                   a one-line status (no bar)
     .close()                        erase the line
     .label                          settable; shown in front of the bar or message
-tqdm is imported on first use, so `import ibverify.progress` costs nothing.
+tqdm is imported with this module; the commands import it only once their arguments are parsed.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+from tqdm import tqdm
 
 
 class Progress:
@@ -24,8 +26,6 @@ class Progress:
         self._kind = None  # "steps" or "message"
 
     def _open(self, kind: str, total=None, initial: int = 0):
-        from tqdm import tqdm
-
         self.close()
         fmt = "{desc}" if kind == "message" else None
         self._bar = tqdm(total=total, initial=initial, desc=self.label, file=self.stream, unit="step",

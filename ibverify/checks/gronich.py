@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import warnings
 
+import cvxpy as cp
 import numpy as np
+from hypothesis import given, settings, strategies as st
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
@@ -31,6 +33,7 @@ from .. import geometry as geo
 from ..blocks import inner
 from ..geometry import analysis
 from ..geometry.base import polar
+from ..strategies.network import block_params, model_and_point
 
 # ------------------------------------------------------------------------------------------- building blocks
 
@@ -113,10 +116,6 @@ def _seeds(ctx: CheckContext) -> list[int]:
 
 def homogeneity(ctx: CheckContext) -> Outcome:
     """f(x; αθ) = α^L f(x; θ), Euler ⟨∇f, θ⟩ = L f and blockwise ⟨∇_k f, θ_k⟩ = L_k f, on hypothesis models."""
-    from hypothesis import given, settings, strategies as st
-
-    from ..strategies.network import model_and_point
-
     rtol = ctx.tol("rtol")
     worst = {"scaling": 0.0, "euler": 0.0, "block_euler": 0.0, "jac_vs_vjp": 0.0}
     count = [0]
@@ -166,11 +165,6 @@ def homogeneity(ctx: CheckContext) -> Outcome:
 def dual_norms(ctx: CheckContext) -> Outcome:
     """⟨LMO(g), g⟩ = −‖g‖_*, ‖LMO(g)‖ = 1, the dual-norm formula equals a cvxpy sup over the unit ball, and the
     Muon-Adam step equals η_A·(−LMO) of the hybrid norm with c = η_A/η_M."""
-    import cvxpy as cp
-    from hypothesis import given, settings, strategies as st
-
-    from ..strategies.network import block_params
-
     rtol, rtol_solver = ctx.tol("rtol"), ctx.tol("rtol_solver")
     names = ["l2", "linf", "spectral", "msp", "hybrid"]
     worst = {"lmo_identity": 0.0, "lmo_unit": 0.0, "dual_formula_vs_solver": 0.0, "hybrid_step": 0.0}

@@ -23,6 +23,7 @@ import dataclasses
 import math
 
 import numpy as np
+from hypothesis import reject
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
@@ -73,8 +74,6 @@ def direction_gap(traj, lag: float = 100.0) -> tuple[list[int], list[float]]:
 def separated_run(fctx: CheckContext, ex: dict):
     """The example's run (gronich_nets.run_example); an example without a positive margin at the horizon is
     outside (T2) and rejected (hypothesis draws another)."""
-    from hypothesis import reject
-
     r, model, data, opt = run_example(fctx, ex)
     if not r.q_min or r.q_min[-1] <= 0:
         reject()

@@ -15,7 +15,7 @@ optimum of a wrong geometry (`judge`).
 
 from __future__ import annotations
 
-
+from hypothesis import reject
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
@@ -107,8 +107,6 @@ def linear_certified(ctx: CheckContext) -> Outcome:
         if p.get("rival"):   # only data on which the judged geometry and the rival one have different optima
             alt, _ = kkt.certified_max_margin(judged_geometry(p["rival"], opt), model, data.X, data.y, cert_tol)
             if 1 - G.margin(model, alt, data.X, data.y) / cert.upper < ctx.tol("discriminates"):
-                from hypothesis import reject
-
                 skipped.append(str(ex))
                 reject()
         gaps = [1 - G.margin(model, th, data.X, data.y) / cert.upper for th in r.thetas]

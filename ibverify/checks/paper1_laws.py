@@ -13,9 +13,13 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import assume
+from hypothesis import strategies as st
 
+from .. import IbverifyError
 from ..claims import CheckContext
-from ..data import gr
+from ..data import gaussian, gr, shifted_diagonal
+from ..strategies import linear as S
 from ..strategies.linear import discrimination
 from ..engine import run
 from ..evidence import Outcome, Series
@@ -23,8 +27,11 @@ from ..jsonio import plain
 from ..losses import log_loss_terms, logsumexp
 from ..optim import OptimizerSpec
 from ..oracles import max_margin
-from .per_sample import beta_sweep
-from .rules import settled
+from ..theory import fixed_point
+from .per_sample import beta2_strategy, beta_sweep
+from .prop import Example, run_property
+from .proxy import spec_of, steps_of
+from .rules import closeness, falling, settled
 
 
 def discriminating_gr(n: int, d: int, seed: int) -> np.ndarray:
@@ -139,10 +146,6 @@ def fixed_point_multiplicity(ctx: CheckContext) -> Outcome:
     """Algorithm 3 (c ← T(c)) from `starts` random Dirichlet c⁰ (concentrations `concentrations`) plus the
     uniform start, per dataset: the number of distinct limit directions p* (1 − cos ≤ 1e-8), distinct c*
     (‖Δc‖₁ ≤ 1e-6), starts that did not converge, and iterations. Uniqueness of c* is open (spec §8 #3)."""
-    from .. import IbverifyError
-    from ..data import gaussian, shifted_diagonal
-    from ..theory import fixed_point
-
     p = ctx.params
     rows = []
     sets = [(f"gaussian N={p['n']} d={p['d']} seed={s}",
@@ -189,10 +192,6 @@ def batch_metric_prediction(ctx: CheckContext) -> Outcome:
     with M_{N,b} (fixed_point.iterate(Z, b=b)) against reshuffled mini-batch Adam (β1, β2 near 1, `epochs`
     epochs): cos(run, prediction) per b (reported against 0.999), the predicted and the run's ℓ∞ margins,
     and whether both increase with b (drift toward ℓ∞)."""
-    from ..data import gaussian
-    from ..theory import fixed_point
-    from .proxy import spec_of, steps_of
-
     p = ctx.params
     rows, series = [], []
     for s in p["data_seeds"]:
@@ -276,9 +275,6 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
         grad_norm       ‖∇L‖_{P⁻¹} → 0              ratio   ‖∇L‖_{P⁻¹}/L → 0 (control: it grows like L^{−1/2})
         cauchy_angle    ∠(w_T, w_{T/10}) → 0 (Assumption 4.4 by a Cauchy criterion)
         cauchy_vector   ‖w_T − w_{T/10}‖/‖w_T‖ → 0 (control: the iterate itself diverges)."""
-    from ..data import gaussian
-    from .rules import closeness, falling
-
     p = ctx.params
     q = p["quantity"]
     drop, vmax = ctx.tol("trend_drop"), ctx.tol("max_value")
@@ -347,16 +343,8 @@ def cor32_weights(ctx: CheckContext) -> Outcome:
     [lower·(1 − tol), upper·(1 + tol)] (weight_bounds, tol = tolerance `slack` for the vanishing ε_r)
     over the last `late` epochs measured. The control runs Det-Adam: its displacement is sign-like, not a
     positively weighted gradient step, and leaves the sandwich."""
-    from hypothesis import assume
-    from hypothesis import strategies as st
-
-    from ..strategies import linear as S
-    from .prop import Example, run_property
-
     p = ctx.params
     slack = ctx.tol("slack")
-    from .per_sample import beta2_strategy
-
     strat = st.tuples(S.data("gr", n=st.integers(*p["n"]), d=st.integers(*p["d"])),
                       S.betas(beta2=beta2_strategy(*p["beta2_range"], p.get("beta2_scale", "linear"))))
 

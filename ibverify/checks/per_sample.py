@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
+from ..data import gr
 from ..strategies import linear as S
 from ..engine import run
 from ..engine.store import RunStore
@@ -36,7 +37,7 @@ from ..optim import OptimizerSpec
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
 from .prop import Example, run_property, step_progress
-from .rules import closeness, falling, settled
+from .rules import closeness, falling, settled, value_before
 
 
 def beta2_strategy(lo: float, hi: float, scale: str = "linear"):
@@ -149,8 +150,6 @@ def direction_converges(ctx: CheckContext) -> Outcome:
 
 
 def _before(x, y, decades: float) -> float:
-    from .rules import value_before
-
     v = value_before(x, y, decades)
     return float("nan") if v is None else v
 
@@ -294,8 +293,6 @@ def gr_beta2_zero(ctx: CheckContext) -> Outcome:
 
 
 def gr_dataset(n: int, d: int, seed: int) -> np.ndarray:
-    from ..data import gr
-
     return gr(n, d, np.random.default_rng(seed)).Z
 
 

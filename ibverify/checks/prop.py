@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import hashlib
+import time
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+from ..cache import fingerprint, state_fingerprint
 from ..claims import CheckContext
 
 
@@ -47,8 +49,6 @@ class PropertyResult:
 
 def step_progress(ctx: CheckContext, label: str):
     """An engine progress callback (t, T) that reports steps and ETA through ctx.progress."""
-    import time
-
     t0 = time.perf_counter()
 
     def report(t: int, total: int) -> None:
@@ -92,8 +92,6 @@ def _prefetch(ctx: CheckContext, strategy, evaluate, prop_key: str) -> dict[str,
     depends on the prefetch: it only replaces evaluate(x) by the same value computed elsewhere."""
     if ctx.map_examples is None or not settings().derandomize or int(ctx.params.get("examples", 5)) < 2:
         return {}
-    from ..cache import fingerprint
-
     drawn: list = []
 
     def record(example):
@@ -114,8 +112,6 @@ def _evaluate_here(evaluate, example, cache, key: str, index: int) -> Example:
     """evaluate(example), stored in the cache when the evaluation changed nothing else."""
     if cache is None:
         return evaluate(example)
-    from ..cache import state_fingerprint
-
     before = state_fingerprint(evaluate, example)
     r = evaluate(example)
     if before is not None and state_fingerprint(evaluate, example) == before:
@@ -142,8 +138,6 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
         fresh = r is None
         if fresh:
             if ready:
-                from ..cache import fingerprint
-
                 r = ready.get(fingerprint(example))
             if r is None:
                 r = _evaluate_here(evaluate, example, cache, key, index)

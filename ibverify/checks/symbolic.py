@@ -18,9 +18,11 @@ import sympy as sp
 from ..claims import CheckContext
 from ..data import gaussian
 from ..engine import run
+from ..engine.vector import iterate_chain
 from ..evidence import Outcome, Series, log_slope
 from ..jsonio import plain
 from ..optim import OptimizerSpec
+from ..optim.backend import Float64
 from ..theory import epoch_map as em
 from ..theory import symbolic
 from .rules import falling
@@ -201,9 +203,6 @@ def proxy_scale_invariance(ctx: CheckContext) -> Outcome:
     num_ok = max(errs) <= rtol
     eng_err = float("nan")
     if eps == 0.0:
-        from ..engine.vector import iterate_chain
-        from ..optim.backend import Float64
-
         spec = OptimizerSpec.from_params(p, name="adam-proxy").resolved(Z.shape[0])
         eng_err, w_prev = 0.0, np.zeros(Z.shape[1])
         for t, w, _, _ in iterate_chain(Z, spec, Float64()):

@@ -21,11 +21,12 @@ from .. import IbverifyError, __version__
 from .output import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, data_json, dump, load_data, one_line
 from ..optim.table import names
 from .train import add_train_parser
+from .verify import add_verify_parser
 
 
 # ---------------------------------------------------------------- claims
 def cmd_claims(args) -> int:
-    from ..claims import load_registry
+    from ..claims import load_registry  # late-bound, not start-up: tests patch ibverify.claims.load_registry
 
     claims = load_registry(args.claims_dir)
     if args.markdown:
@@ -52,7 +53,7 @@ def markdown_table(claims) -> str:
 
 # ---------------------------------------------------------------- train / margin / predict
 def cmd_margin(args) -> int:
-    from ..oracles import max_margin
+    from ..oracles import max_margin  # start-up time: --help never loads the oracles
 
     D = load_data(args.data, quiet=args.json)
     r = max_margin(D.Z, args.norm)
@@ -69,7 +70,7 @@ def cmd_margin(args) -> int:
 
 def cmd_predict(args) -> int:
     try:
-        from ..theory import predict
+        from ..theory import predict  # start-up time: cvxpy, scipy
     except ImportError as e:
         raise IbverifyError(f"predict is not available: {e}") from None
     D = load_data(args.data, quiet=args.json)
@@ -88,7 +89,7 @@ def cmd_predict(args) -> int:
 
 # ---------------------------------------------------------------- report / compare
 def cmd_report(args) -> int:
-    from ..report import report_command
+    from ..report import report_command  # start-up time: the report package (jsonschema)
 
     path = report_command(args.results, args.out)
     print(f"report written: {path}")
@@ -96,7 +97,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ..report import compare_command
+    from ..report import compare_command  # start-up time: the report package (jsonschema)
 
     return compare_command(args.baseline, args.results)
 
@@ -121,8 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="the registry as JSON")
     c.add_argument("--markdown", action="store_true", help="the README claim table")
     c.set_defaults(func=cmd_claims)
-
-    from .verify import add_verify_parser
 
     add_verify_parser(sub)
     add_train_parser(sub, Parser)

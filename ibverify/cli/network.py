@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import IbverifyError
+from ..blocks import fro
 from .output import load_data, spec_from_args
 from ..jsonio import plain
 
@@ -75,12 +76,11 @@ def _engine(args) -> str | None:
 def train(args) -> dict:
     """Run the options of `args` on their block model; returns the JSON-ready result (progress bar on a
     terminal). θ0 is drawn with --seed (zero for a degree-1 model)."""
-    from ..blocks import fro  # start-up time: numba and cvxpy load only for a network run
-    from ..engine import log_checkpoints, run
+    from ..engine import log_checkpoints, run  # start-up time: numba and cvxpy load only for a network run
     from ..geometry import analysis
     from ..optim.logframe import ScheduleWarning
     from ..oracles import kkt
-    from ..progress import Progress
+    from ..progress import Progress  # start-up time: tqdm
 
     data, model, spec = _build(args)
     steps = _steps(args)

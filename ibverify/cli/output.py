@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import IbverifyError
 from ..jsonio import plain
+from ..optim import OptimizerSpec
 from ..optim.table import KNOBS
 
 EXIT_BAD_INPUT = 2
@@ -37,7 +38,7 @@ def say(msg: str) -> None:
 def load_data(path, quiet: bool = False):
     """Load and validate a dataset and say "loaded N × d from FILE" on stdout (not with --json, whose
     output carries n, d and the inert coordinates instead; stderr is kept for the one-line error)."""
-    from ..data import load_dataset
+    from ..data import load_dataset  # start-up time: --help never loads ibverify.data
 
     D = load_dataset(path)
     if not quiet:
@@ -58,7 +59,5 @@ def one_line(text: str) -> str:
 
 def spec_from_args(args):
     """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
-    from ..optim import OptimizerSpec  # start-up time: numpy and mpmath load only for a run
-
     return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
                                      name=args.optimizer)

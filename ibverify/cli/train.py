@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+import numpy as np
+
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
@@ -121,8 +123,6 @@ def _horizon(args, n: int, batch_size: int) -> int:
 def direction_change(ws, cps) -> dict:
     """Angle (radians) between the directions at the last two checkpoints: 2·asin(‖â − b̂‖/2),
     accurate for small angles; nonzero means the run has not reached its limit direction."""
-    import numpy as np
-
     if len(ws) < 2:
         return {"from_step": None, "to_step": int(cps[-1]), "angle_rad": None, "still_moving": True}
     a, b = ws[-2], ws[-1]
@@ -137,9 +137,7 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
     margin: ℓ∞ solutions may be non-unique), cosine to the predicted p* (per-sample Adam family, when
     n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ.
     Unavailable parts say why."""
-    import numpy as np
-
-    from ..oracles import max_margin, normalized_margin
+    from ..oracles import max_margin, normalized_margin  # start-up time: --help never loads the oracles
 
     u = w / np.linalg.norm(w)
     out: dict = {}
@@ -157,7 +155,7 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
         if n * d > PSTAR_MAX_ENTRIES:
             out["p_star_unavailable"] = f"not computed for n·d = {n * d} > {PSTAR_MAX_ENTRIES} (use ibverify predict)"
         else:
-            from ..theory import predict
+            from ..theory import predict  # start-up time: cvxpy, scipy
 
             try:
                 pr = predict(Z, b=1 if spec.name == "adam-proxy" else b)
@@ -194,10 +192,8 @@ def _train_summary(name, r, D, out) -> list[str]:
 def cmd_train(args) -> int:
     if args.model is not None:
         return run_network(args)
-    import numpy as np
-
-    from ..oracles import normalized_margin
-    from ..progress import Progress
+    from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
+    from ..progress import Progress  # start-up time: tqdm
 
     D = load_data(args.data, quiet=args.quiet or args.json)
     spec = spec_from_args(args).resolved(D.n)

@@ -104,7 +104,7 @@ def _cache_root(args) -> Path | None:
     if args.cache:
         return Path(args.cache)
     if args.resume or args.tier == "full":
-        from ..cache import default_root  # start-up time: numpy
+        from ..cache import default_root  # start-up time: --help never loads the cache
 
         return default_root()
     return None

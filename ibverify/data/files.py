@@ -25,7 +25,7 @@ def separability_certificate(D: Dataset) -> np.ndarray:
     optimum γ > 0; the returned w is re-checked directly, so the certificate does not rest on solver
     status alone.
     """
-    from scipy.optimize import linprog
+    from scipy.optimize import linprog  # start-up time: scipy (the CLI imports ibverify.data before reading a file)
 
     Z = D.Z
     n, d = Z.shape

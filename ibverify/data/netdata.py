@@ -87,7 +87,7 @@ def digits_even_odd(n: int | None = None, seed: int = 0) -> Dataset:
     Features: pixel values /16 (∈ [0, 1]), then each image scaled to unit ℓ2 norm. `n` draws a class-balanced
     random subset with `seed` (None: all 1797). No download happens (the data ship inside scikit-learn).
     """
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # start-up time: sklearn (~1.5 s), needed only by the digits set
 
     dg = load_digits()
     X = dg.data.astype(float) / 16.0

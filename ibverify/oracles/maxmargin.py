@@ -73,7 +73,7 @@ def data_scale(Z: np.ndarray) -> float:
 
 
 def _solve_primal(Z: np.ndarray, norm: str) -> tuple[np.ndarray, np.ndarray]:
-    import cvxpy as cp
+    import cvxpy as cp  # start-up time: cvxpy (the CLI imports the oracles before reading the data)
 
     n, d = Z.shape
     w = cp.Variable(d)
@@ -128,7 +128,7 @@ def certify(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str, rtol: floa
 
 def _highs_value(Z: np.ndarray, norm: str) -> float:
     """min ‖w‖_p s.t. Zw ≥ 1 as an LP in HiGHS (p = ∞ or 1)."""
-    from scipy.optimize import linprog
+    from scipy.optimize import linprog  # start-up time: scipy, as cvxpy in _solve_primal
 
     n, d = Z.shape
     if norm == "linf":  # vars (w, t): min t, −t ≤ w_k ≤ t

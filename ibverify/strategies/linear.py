@@ -27,6 +27,9 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from ..data.dataset import Dataset, make
+from ..data.generators import gr_orthogonal
+from ..oracles import max_margin, normalized_margin
+from ..theory.linf_set import max_cos_near_linf
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,6 @@ def gr_orthogonal_data(draw, n=st.integers(3, 10), d=st.sampled_from([16, 32]), 
     """GR data with orthogonal (Hadamard) sign patterns (generators.gr_orthogonal); certificate e_1.
     Used by the trend-only control: its per-sample SignGD limit Σ s_i is within the cosine tolerance
     of ŵ2 but not ŵ2."""
-    from ..data.generators import gr_orthogonal
-
     d_ = draw(d)
     n_ = min(draw(n), d_)
     D = gr_orthogonal(n_, d_, np.random.default_rng(draw(_seeds())), a_low, a_high)
@@ -121,9 +122,6 @@ class Discrimination:
 def discrimination(Z: np.ndarray, near_linf: float = NEAR_LINF) -> Discrimination:
     """How far apart the ℓ2 and ℓ∞ answers are on Z, both ways: ŵ2's ℓ∞ margin gap, and the exact
     largest cosine to ŵ2 of any direction within `near_linf` of γ∞ (theory.linf_set.max_cos_near_linf)."""
-    from ..oracles import max_margin, normalized_margin
-    from ..theory.linf_set import max_cos_near_linf
-
     l2, li = max_margin(Z, "l2"), max_margin(Z, "linf")
     gap = (li.margin - normalized_margin(Z, l2.direction, "linf")) / li.margin
     return Discrimination(float(gap), max_cos_near_linf(Z, l2.direction, li.margin, near_linf))

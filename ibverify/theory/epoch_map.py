@@ -7,6 +7,7 @@ All maps are homogeneous of degree 0 in G (a common positive scale cancels).
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 
 
@@ -107,8 +108,6 @@ def proxy_step(Z, w, eps: float = 0.0) -> np.ndarray:
 def proxy_step_mp(Z, w, eps: float = 0.0, dps: int = 60) -> np.ndarray:
     """The same AdamProxy direction with the true (unrescaled) loss derivatives s_i = σ(−z_i·w),
     in mpmath (local context, `dps` digits): the reference for proxy_step at huge margins."""
-    import mpmath
-
     ctx = mpmath.mp.clone()
     ctx.dps = dps
     Z = np.asarray(Z, dtype=np.float64)

@@ -19,6 +19,8 @@ import numpy as np
 
 from .. import IbverifyError
 from ..data.dataset import inert_coordinates
+from ..oracles import max_margin, normalized_margin
+from ..oracles.maxmargin import data_scale
 from . import fixed_point
 from .linf_set import max_cos_bound
 
@@ -32,9 +34,6 @@ def predict(Z, b: int = 1, tol: float = 1e-10, max_iter: int = 500, damping: flo
     cos_linf is the cosine to the ℓ∞ LP solution the oracle returns; since ℓ∞ solutions can be
     non-unique, cos_linf_bound bounds the cosine to every ℓ∞ solution (inert coordinates included,
     where ℓ∞ solutions are free), and linf_margin_gap compares by margin: (γ∞ − min_i z_i·p/‖p‖∞)/γ∞."""
-    from ..oracles import max_margin, normalized_margin
-    from ..oracles.maxmargin import data_scale
-
     Z = np.asarray(Z, dtype=np.float64)
     inert = inert_coordinates(Z)
     live = np.setdiff1d(np.arange(Z.shape[1]), inert)
