@@ -295,7 +295,7 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
             extra = falling(r.checkpoints, Q["L"], 1.0, drop) and falling(r.checkpoints, 1 / Q["norm"], 1.0, drop)
         ok = close and trend and extra
         holds &= ok
-        rows.append({"data seed": int(s), "steps": int(r.steps), f"{q} at horizon": float(y[-1]),
+        rows.append({"data seed": int(s), "steps": int(r.horizon), f"{q} at horizon": float(y[-1]),
                      f"{q} one decade earlier": float(y[x <= x[-1] / 10 * (1 + 1e-12)][-1]) if len(x) > 1 else None,
                      "close": close, "falling": trend, "L at horizon": float(Q["L"][-1]),
                      "‖∇L‖_P⁻¹ / L at horizon": float(Q["ratio"][-1]),

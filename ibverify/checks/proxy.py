@@ -185,7 +185,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
             for name, y in (("1 − cos(w, p*)", 1 - c_fp), ("1 − cos(w, ŵ2)", 1 - c_l2), ("ℓ∞ margin gap", gap_li)):
                 series.append(Series(f"{example_tag(r)}: {name}", x.tolist(), np.maximum(y, 1e-17).tolist(),
                                      ylabel="gap", group=f"{label}: {example_tag(r)}"))
-            table.append({"dataset": label, "run": f"{example_tag(r)}, {out.steps} steps", "cos(w, p*)": c_fp[-1],
+            table.append({"dataset": label, "run": f"{example_tag(r)}, {out.horizon} steps", "cos(w, p*)": c_fp[-1],
                           "cos(w, ŵ2)": c_l2[-1], "cos(w, ℓ∞ LP)": c_li[-1], "cos bound to any ℓ∞": bound,
                           "ℓ∞ gap": gap_li[-1], "gap falling": trend, "ok": run_ok,
                           "stalled steps": out.diagnostics.get("stalled_steps", 0)})
@@ -313,7 +313,7 @@ def _batch_run(ctx, Z, R, b, order, pred, label, series, table) -> float:
     series.append(Series(f"b = {b}", out.checkpoints.tolist(), np.maximum(gaps, 1e-17).tolist(),
                          ylabel="(γ∞ − γ∞(w))/γ∞", group=f"{label}: ℓ∞ gap"))
     mg = normalized_margin(Z, out.w, "linf")
-    table.append({"dataset": label, "b": b, "steps": out.steps, "ℓ∞ margin": mg,
+    table.append({"dataset": label, "b": b, "steps": out.horizon, "ℓ∞ margin": mg,
                   "predicted ℓ∞ margin": normalized_margin(Z, pred, "linf"), "cos(w, prediction)": float(u @ pred),
                   "cos(w, p*₁)": float(u @ R.fp.direction), "cos(w, ŵ2)": float(u @ R.l2.direction),
                   "cos(w, ℓ∞ LP)": float(u @ R.vinf), "ℓ∞ gap": float(gaps[-1])})
