@@ -93,3 +93,16 @@ def test_resume_refuses_another_run(tmp_path):
                   save_to=str(ckpt), resume=True)
     with pytest.raises(IbverifyError, match="compiled engine"):
         train.run(model, data.X, data.y, opt, 10, th0, engine="reference", save_to=str(ckpt))
+
+
+def test_the_interrupt_hook_stops_a_block_run_at_its_step_and_it_resumes_bit_identically(tmp_path, monkeypatch):
+    # the documented test hook (IBVERIFY_INTERRUPT_AT_STEP) is honoured by the block loop as by the vector loop
+    from ibverify.engine.trajectory import INTERRUPT_AT_ENV
+
+    ckpt = tmp_path / "run.ckpt"
+    monkeypatch.setenv(INTERRUPT_AT_ENV, "3000")
+    with pytest.raises(IbverifyError, match="interrupted at step 3000"):
+        ns["go"](save_to=str(ckpt))
+    monkeypatch.delenv(INTERRUPT_AT_ENV)
+    resumed = ns["go"](save_to=str(ckpt), resume=True)
+    _same(resumed, ns["go"]())
