@@ -67,9 +67,16 @@ def _pretty(v) -> str:
 
 
 def _runtime(s) -> str:
+    """Seconds as "12.34 s", "1m 05s" or "2h 03m": rounded once, so no field ever reads 60."""
     if s is None:
         return "—"
-    return f"{s:.2f} s" if s < 60 else f"{int(s // 60)}m {s % 60:02.0f}s"
+    if round(s, 2) < 60:
+        return f"{s:.2f} s"
+    t = round(s)
+    if t < 3600:
+        return f"{t // 60}m {t % 60:02d}s"
+    t = round(s / 60)
+    return f"{t // 60}h {t % 60:02d}m"
 
 
 @lru_cache(maxsize=1)

@@ -54,7 +54,9 @@ BAD = [  # (mutation, words the one-line message must contain)
      "claims[6] (gronich.muon-msp).error must be a string or null, got integer"),
     (lambda r: r["claims"][0].pop("reproduce"), "reproduce is missing"),
     (lambda r: r["claims"][0].update(seed=True), "seed must be an integer, got boolean"),
-    (lambda r: r["summary"].update(total=3), "summary.total is 3 but there are 8 claims"),
+    (lambda r: r["summary"].update(total=3), "summary.total is 3 but the claim rows give 8"),
+    (lambda r: r["summary"].update(unexpected=r["summary"]["unexpected"] + 1),
+     "summary.unexpected is"),                                   # issue 21: a doctored summary was accepted
     (lambda r: r["claims"].append(dict(r["claims"][0])) or r["summary"].update(total=9), "duplicates"),
     (lambda r: r.update(tracked={"x": {"cos": {"better": "up"}}}), "tracked.x.cos.better"),
     (lambda r: r.update(tracked={"x": {"cos": {"rtol": -1}}}), "tracked.x.cos.rtol must be >= 0"),
@@ -136,3 +138,11 @@ def test_old_results_files_still_load():
         pytest.skip("no ci/baseline-fast.json in this checkout")
     r = load_results(baseline)
     assert r["tier"] == "fast" and len(r["claims"]) >= 40
+
+
+@pytest.mark.parametrize("s,text", [(None, "—"), (0.5, "0.50 s"), (59.99, "59.99 s"), (59.996, "1m 00s"),
+                                    (119.7, "2m 00s"), (65.2, "1m 05s"), (3599.6, "1h 00m"), (7405, "2h 03m")])
+def test_runtimes_never_round_out_of_their_field(s, text):
+    from ibverify.report.html import _runtime
+
+    assert _runtime(s) == text    # issue 21: 119.7 s printed as "1m 60s"
