@@ -80,3 +80,10 @@ def log_slope(x: list[float], y: list[float]) -> float:
     if ok.sum() < 2:
         return float("nan")
     return float(np.polyfit(np.log(xa[ok]), np.log(ya[ok]), 1)[0])
+
+
+def beta_text(b: float) -> str:
+    """A decay rate β ∈ [0, 1) as text with enough digits that it never reads as 1 (0.9999, not "1")."""
+    if not 0.99 < b < 1:
+        return f"{b:.3g}"
+    return f"{b:.{math.ceil(-math.log10(1 - b)) + 2}g}"

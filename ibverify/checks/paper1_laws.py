@@ -22,7 +22,7 @@ from ..data import gaussian, gr, shifted_diagonal
 from ..strategies import linear as S
 from ..strategies.linear import discrimination
 from ..engine import run
-from ..evidence import Outcome, Series
+from ..evidence import Outcome, Series, beta_text
 from ..jsonio import plain
 from ..losses import log_loss_terms, logsumexp
 from ..optim import OptimizerSpec
@@ -373,7 +373,8 @@ def cor32_weights(ctx: CheckContext) -> Outcome:
                        {"min κ̃": ([x[0] for x in rows], [x[1] for x in rows]),
                         "max κ̃": ([x[0] for x in rows], [x[2] for x in rows])},
                        f"κ̃ ∈ [{kmin:.4g}, {kmax:.4g}] leaves [{lo:g}, {hi:.4g}]",
-                       f"n={n} d={Z.shape[1]} β1={b1:.3g} β2={b2:.3g}", {"data": repr(cert), "beta1": b1, "beta2": b2})
+                       f"n={n} d={Z.shape[1]} β1={beta_text(b1)} β2={beta_text(b2)}",
+                       {"data": repr(cert), "beta1": b1, "beta2": b2})
 
     res = run_property(ctx, strat, evaluate)
     exs = res.examples

@@ -32,7 +32,7 @@ from ..strategies import linear as S
 from ..engine import run
 from ..engine.store import RunStore
 from ..engine.vector import iterate_chain
-from ..evidence import Outcome, Series
+from ..evidence import Outcome, Series, beta_text
 from ..optim import OptimizerSpec
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
@@ -110,7 +110,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
             b = 1 + bseed % D.n
         spec = OptimizerSpec.from_params(p, batch_size=b, beta1=b1, beta2=b2, loss=loss, seed=bseed).resolved(D.n)
         steps = int(p["epochs"]) * (D.n // spec.batch_size if spec.batch_size < D.n else 1)
-        desc = f"n={D.n} d={D.d} β1={b1:.3g} β2={b2:.3g} b={spec.batch_size} {loss}"
+        desc = f"n={D.n} d={D.d} β1={beta_text(b1)} β2={beta_text(b2)} b={spec.batch_size} {loss}"
         r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), progress=step_progress(ctx, desc),
                 **resumable(ctx, Z, spec, steps))
         gap, refs = gap_series(Z, r.ws, target)
@@ -209,7 +209,7 @@ def v_isotropic(ctx: CheckContext) -> Outcome:
                 break
         return Example(worst <= rtol, {"max_spread": worst}, {"spread": (xs, ys)},
                        f"relative spread of v reached {worst:.3g} > {rtol:g}",
-                       f"n={cert.dataset.n} d={cert.dataset.d} β1={b1:.3g} β2={b2:.3g}",
+                       f"n={cert.dataset.n} d={cert.dataset.d} β1={beta_text(b1)} β2={beta_text(b2)}",
                        {"data": repr(cert), "beta1": b1, "beta2": b2})
 
     res = run_property(ctx, _strategy(p, direction=False), evaluate)

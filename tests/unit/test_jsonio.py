@@ -4,6 +4,8 @@ import json
 import math
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ibverify.jsonio import plain
 
@@ -50,3 +52,18 @@ def test_kept_non_finite_writes_what_json_default_tolist_wrote():
            "pair": (1, 2.5), "nested": [{"x": np.float32(0.1)}], "none": None, "ratio": 1 / 3, 2: "int key"}
     before = json.dumps(obj, indent=2, ensure_ascii=False, default=lambda o: o.tolist())
     assert json.dumps(plain(obj, keep_nonfinite=True), indent=2, ensure_ascii=False) == before
+
+
+@given(st.floats(0.0, 1.0, exclude_max=True))
+def test_a_decay_rate_never_reads_as_one(b):
+    from ibverify.evidence import beta_text
+
+    text = beta_text(b)
+    assert float(text) < 1 and abs(float(text) - b) <= 0.01 * (1 - b) + 5e-4   # issue 21: β2 = 0.9999 printed "1"
+
+
+def test_decay_rate_text_by_hand():
+    from ibverify.evidence import beta_text
+
+    assert [beta_text(b) for b in (0.9, 0.99, 0.995, 0.9999, 0.99987, 0.5)] == \
+        ["0.9", "0.99", "0.995", "0.9999", "0.99987", "0.5"]
