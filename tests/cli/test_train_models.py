@@ -52,3 +52,33 @@ def test_train_help_lists_every_optimizer_with_its_own_geometry(capsys):
                     ln.strip().startswith(r.name + " ("))
         assert f"({r.geometry}; " in line, line
     assert set(names()) <= set(text.replace(",", " ").replace("(", " ").replace(")", " ").split())
+
+
+@pytest.mark.parametrize("content,argv_extra", [
+    (b"not an npz", []),                                               # a damaged file
+    (None, ["--seed", "-1"]),                                          # the option is named
+])
+def test_block_model_runs_take_bad_input_in_one_line(tmp_path, capsys, content, argv_extra):
+    path = tmp_path / "data.npz"
+    if content is None:
+        np.savez(path, X=np.eye(4), y=np.array([1.0, -1.0, 1.0, -1.0]))
+    else:
+        path.write_bytes(content)
+    rc = main(["train", "--data", str(path), "--model", "two-layer", "--optimizer", "muon", "--steps", "20", "-q",
+               *argv_extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    if argv_extra:
+        assert "--seed" in err
+
+
+def test_block_model_runs_read_csv_files(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    path = tmp_path / "data.csv"
+    path.write_text("a,b,c,label\n" + "\n".join(",".join(f"{v:.6f}" for v in row) + f",{t}" for row, t in zip(X, y)))
+    assert main(["train", "--data", str(path), "--model", "linear", "--optimizer", "signum", "--steps", "50",
+                 "--json", "-q"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 12 and out["d"] == 3 and out["model"]["model"] == "linear"
