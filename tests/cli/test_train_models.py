@@ -77,7 +77,8 @@ def test_block_model_runs_read_csv_files(tmp_path, capsys):
     X = rng.standard_normal((12, 3))
     y = np.where(X[:, 0] > 0, 1, -1)
     path = tmp_path / "data.csv"
-    path.write_text("a,b,c,label\n" + "\n".join(",".join(f"{v:.6f}" for v in row) + f",{t}" for row, t in zip(X, y, strict=True)))
+    rows = [",".join(f"{v:.6f}" for v in row) + f",{t}" for row, t in zip(X, y, strict=True)]
+    path.write_text("a,b,c,label\n" + "\n".join(rows))
     assert main(["train", "--data", str(path), "--model", "linear", "--optimizer", "signum", "--steps", "50",
                  "--json", "-q"]) == 0
     out = json.loads(capsys.readouterr().out)
