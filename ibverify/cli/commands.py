@@ -18,7 +18,8 @@ import warnings
 
 from .. import IbverifyError, __version__
 
-from .output import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, data_json, dump, load_data, one_line
+from .output import (EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, add_intercept_option, data_json, dump, load_data,
+                     one_line)
 from ..optim.table import names
 from .train import add_train_parser
 from .verify import add_verify_parser
@@ -55,9 +56,10 @@ def markdown_table(claims) -> str:
 def cmd_margin(args) -> int:
     from ..oracles import max_margin  # start-up time: --help never loads the oracles
 
-    D = load_data(args.data, quiet=args.json)
+    D = load_data(args.data, quiet=args.json, intercept=args.intercept)
     r = max_margin(D.Z, args.norm)
-    out = {"data": data_json(args.data, D), "norm": r.norm, "direction": r.direction, "margin": r.margin,
+    out = {"data": data_json(args.data, D, args.intercept), "norm": r.norm, "direction": r.direction,
+           "margin": r.margin,
            "duals": r.duals, "support": r.support, "inert_coordinates": r.inert, "certificate": r.certificate}
     if args.json:
         dump(out)
@@ -73,8 +75,8 @@ def cmd_predict(args) -> int:
         from ..theory import predict  # start-up time: cvxpy, scipy
     except ImportError as e:
         raise IbverifyError(f"predict is not available: {e}") from None
-    D = load_data(args.data, quiet=args.json)
-    out = {"data": data_json(args.data, D), **predict(D.Z, b=args.batch_size)}
+    D = load_data(args.data, quiet=args.json, intercept=args.intercept)
+    out = {"data": data_json(args.data, D, args.intercept), **predict(D.Z, b=args.batch_size)}
     if args.json:
         dump(out)
     else:
@@ -129,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("margin", help="certified max margin of a dataset")
     m.add_argument("--data", required=True, metavar="FILE", help=".npz (X, y) or .csv (label ±1 last column)")
     m.add_argument("--norm", choices=("l2", "linf", "l1"), default="l2", help="the geometry (default l2)")
+    add_intercept_option(m)
     m.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     m.set_defaults(func=cmd_margin)
 
@@ -136,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--data", required=True, metavar="FILE", help=".npz (X, y) or .csv (label ±1 last column)")
     pr.add_argument("--batch-size", type=int, default=1, metavar="B",
                     help="mini-batch size b < n of the Adam metric M_{N,b} (default 1: per-sample Adam)")
+    add_intercept_option(pr)
     pr.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     pr.set_defaults(func=cmd_predict)
 

@@ -34,7 +34,7 @@ def _data(args):
         except (OSError, ValueError, KeyError) as e:
             raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
         return Dataset(X, y, str(kind)).validated(matrices=True)
-    return load_data(kind, quiet=True)
+    return load_data(kind, quiet=True, intercept=args.intercept)
 
 
 def _build(args):

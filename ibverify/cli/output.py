@@ -35,22 +35,23 @@ def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def load_data(path, quiet: bool = False):
+def load_data(path, quiet: bool = False, intercept: bool = False):
     """Load and validate a dataset and say "loaded N × d from FILE" on stdout (not with --json, whose
     output carries n, d and the inert coordinates instead; stderr is kept for the one-line error)."""
     from ..data import load_dataset  # start-up time: --help never loads ibverify.data
 
-    D = load_dataset(path)
+    D = load_dataset(path, intercept=intercept)
     if not quiet:
         inert = D.inert
         note = (f"; {len(inert)} inert coordinate{'s' if len(inert) != 1 else ''} (zero in every sample) set "
                 f"aside: {inert.tolist()}") if len(inert) else ""
-        print(f"loaded {D.n} × {D.d} from {path}{note}", flush=True)
+        extra = " (the last column is the intercept's, all ones)" if intercept else ""
+        print(f"loaded {D.n} × {D.d} from {path}{extra}{note}", flush=True)
     return D
 
 
-def data_json(path, D) -> dict:
-    return {"file": str(path), "n": D.n, "d": D.d, "inert_coordinates": D.inert.tolist()}
+def data_json(path, D, intercept: bool = False) -> dict:
+    return {"file": str(path), "n": D.n, "d": D.d, "intercept": intercept, "inert_coordinates": D.inert.tolist()}
 
 
 def one_line(text: str) -> str:
@@ -61,3 +62,8 @@ def spec_from_args(args):
     """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
     return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
                                      name=args.optimizer)
+
+
+def add_intercept_option(parser) -> None:
+    parser.add_argument("--intercept", action="store_true",
+                        help="append a column of ones to X (a bias as the last weight; the linear model has none)")

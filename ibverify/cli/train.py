@@ -16,7 +16,7 @@ import numpy as np
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
-from .output import data_json, dump, load_data, say, spec_from_args
+from .output import add_intercept_option, data_json, dump, load_data, say, spec_from_args
 
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
 PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
@@ -81,6 +81,7 @@ def add_train_parser(sub, parser_class) -> None:
     n.add_argument("--d", type=int, default=6, help="input dimension of generated data")
     n.add_argument("--init-scale", type=float, default=0.5, help="scale of the random θ0 (models of degree > 1)")
     n.add_argument("--kkt-tau", type=float, default=0.01, help="active-set tolerance of the face KKT residual")
+    add_intercept_option(t)
     t.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no 'loaded' line")
     t.set_defaults(func=cmd_train)
@@ -195,7 +196,7 @@ def cmd_train(args) -> int:
     from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
     from ..progress import Progress  # start-up time: tqdm
 
-    D = load_data(args.data, quiet=args.quiet or args.json)
+    D = load_data(args.data, quiet=args.quiet or args.json, intercept=args.intercept)
     spec = spec_from_args(args).resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
     from ..engine import run  # numba: imported once the input is known to be good
@@ -209,7 +210,7 @@ def cmd_train(args) -> int:
     nw = np.linalg.norm(r.w)
     out = {
         "optimizer": spec.to_json(), "engine": r.engine, "steps": r.horizon,
-        "data": data_json(args.data, D),
+        "data": data_json(args.data, D, args.intercept),
         "w": r.w, "direction": r.w / nw if nw > 0 else r.w,
         "margins": {k: normalized_margin(D.Z, r.w, k) for k in ("l2", "linf", "l1")},
         "min_margin": float(np.min(D.Z @ r.w)),

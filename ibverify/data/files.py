@@ -49,7 +49,14 @@ def separability_certificate(D: Dataset) -> np.ndarray:
     return w
 
 
-def load_dataset(path: str | Path, require_separable: bool = True) -> Dataset:
+def with_intercept(D: Dataset) -> Dataset:
+    """D with a column of ones appended to X: a bias b as the last weight, f(x) = ⟨w, x⟩ + b."""
+    return make(np.c_[D.X, np.ones(D.n)], D.y, f"{D.name} + intercept")
+
+
+def load_dataset(path: str | Path, require_separable: bool = True, intercept: bool = False) -> Dataset:
+    """Load and validate a data file; `intercept`: append a column of ones (the linear model has no bias
+    otherwise). With require_separable, data separable only with an intercept are refused with that hint."""
     p = Path(path)
     if not p.exists():
         raise IbverifyError(f"data file not found: {p}")
@@ -63,8 +70,20 @@ def load_dataset(path: str | Path, require_separable: bool = True) -> Dataset:
     else:
         raise IbverifyError(f"{p.name}: unsupported data format '{suffix}' (use .npz with X, y or .csv)")
     D = make(X, y, p.name)
+    if intercept:
+        D = with_intercept(D)
     if require_separable:
-        separability_certificate(D)
+        try:
+            separability_certificate(D)
+        except IbverifyError as e:
+            if intercept or "not linearly separable" not in str(e):
+                raise
+            try:
+                separability_certificate(with_intercept(D))
+            except IbverifyError:
+                raise e from None
+            raise IbverifyError(f"{e}; the linear model has no intercept, and these data are separable with one: "
+                                "add --intercept (a column of ones)") from None
     return D
 
 

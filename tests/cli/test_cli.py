@@ -58,7 +58,7 @@ def test_train_json_matches_engine_and_theory(capsys, data):
     assert out["margins"]["l2"] == pytest.approx(np.min(d.Z @ ref.w) / np.linalg.norm(ref.w), rel=1e-12)
     assert out["margins"]["linf"] == pytest.approx(np.min(d.Z @ ref.w) / np.abs(ref.w).max(), rel=1e-12)
     assert out["min_margin"] == pytest.approx(np.min(d.Z @ ref.w), rel=1e-12)
-    assert out["data"] == {"file": str(p), "n": 6, "d": 5, "inert_coordinates": []}
+    assert out["data"] == {"file": str(p), "n": 6, "d": 5, "intercept": False, "inert_coordinates": []}
     # comparison with the theory: values computed here independently
     l2, li = max_margin(d.Z, "l2"), max_margin(d.Z, "linf")
     cmp = out["comparison"]

@@ -95,7 +95,8 @@ def test_iris_train_reports_distance_to_its_limit(capsys, tmp_path, iris):
     mv, cmp = out["direction_change"], out["comparison"]
     assert mv["still_moving"] and mv["angle_rad"] > 1e-3  # far from the limit at 3·10⁴ steps
     assert 0.8 < cmp["p_star"]["cos"] < 0.999 and cmp["l2"]["cos"] < cmp["p_star"]["cos"]
-    assert out["data"] == {"file": str(tmp_path / f"{iris.name}.npz"), "n": 150, "d": 4, "inert_coordinates": []}
+    assert out["data"] == {"file": str(tmp_path / f"{iris.name}.npz"), "n": 150, "d": 4, "intercept": False,
+                           "inert_coordinates": []}
 
 
 def test_wine_features_on_different_scales(iris):
