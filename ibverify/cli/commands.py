@@ -70,9 +70,32 @@ def cmd_margin(args) -> int:
     return 0
 
 
+PREDICT_LABELS = {  # plain-language lines of `predict` (--json keeps the keys)
+    "direction": "predicted direction p* of per-sample Adam (unit ℓ2 norm)",
+    "c": "fixed point c* = T(c*) (weights of the data-adaptive metric)",
+    "support": "samples with c*_i > 0",
+    "support_vectors": "support vectors of P_Adam(c*) (active margins)",
+    "inert_coordinates": "inert coordinates (zero in every sample; p* is 0 there)",
+    "cos_l2": "cosine of p* to the ℓ2 max-margin direction ŵ2",
+    "cos_linf": "cosine of p* to one ℓ∞ max-margin solution (ℓ∞ solutions may be many)",
+    "cos_linf_bound": "upper bound of the cosine of p* to every ℓ∞ max-margin solution",
+    "l2_margin": "ℓ2-normalized margin of p*",
+    "gamma_l2": "ℓ2 max margin γ2",
+    "linf_margin_gap": "relative ℓ∞ margin gap of p*, (γ∞ − γ∞(p*))/γ∞",
+    "gamma_linf": "ℓ∞ max margin γ∞",
+    "data_scale": "data scale max|z| (the oracles solve on Z/scale)",
+    "iterations": "fixed-point iterations",
+    "residual": "fixed-point residual ‖T(c) − c‖₁",
+    "kkt_residual": "KKT residual of P_Adam(c*)",
+    "unique_dual": "the dual c* is unique",
+    "batch_size": "mini-batch size b of the metric M_{N,b}",
+    "damping": "damping of the fixed-point iteration",
+}
+
+
 def cmd_predict(args) -> int:
     try:
-        from ..theory import predict  # start-up time: cvxpy, scipy
+        from ..theory import predict  # start-up time: the theory (sympy, cvxpy)
     except ImportError as e:
         raise IbverifyError(f"predict is not available: {e}") from None
     D = load_data(args.data, quiet=args.json, intercept=args.intercept)
@@ -85,7 +108,7 @@ def cmd_predict(args) -> int:
                 continue
             if isinstance(v, list) and len(v) > 12:
                 v = f"[{len(v)} values; --json for all]"
-            print(f"{k}: {v}")
+            print(f"{PREDICT_LABELS.get(k, k)}: {v}")
     return 0
 
 

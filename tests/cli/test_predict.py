@@ -36,3 +36,18 @@ def test_predict_matches_long_adam_proxy_run(ib, tmp_path, fmt):
     assert pred["residual"] <= 1e-8 and pred["kkt_residual"] <= 1e-8
     # the prediction is neither the ℓ2 nor an ℓ∞ solution on Gaussian data
     assert pred["cos_l2"] < 0.99 and pred["cos_linf_bound"] < 0.99
+
+
+def test_predict_speaks_plainly_and_json_keeps_the_keys(ib, tmp_path, capsys):
+    # issue 21: `predict` printed raw internal keys (cos_linf_bound, unique_dual, damping)
+    from ibverify.cli.commands import PREDICT_LABELS
+
+    D = gaussian(6, 12, np.random.default_rng(2))
+    p = tmp_path / "g.npz"
+    np.savez(p, X=D.X, y=D.y)
+    keys = set(ib("predict", "--data", p, "--json")) - {"data"}
+    assert keys == set(PREDICT_LABELS)                               # every key has its plain label
+    assert main(["predict", "--data", str(p)]) == 0
+    text = capsys.readouterr().out
+    assert not [ln for ln in text.splitlines() if ln.split(":")[0] in keys]   # no line starts with a raw key
+    assert "upper bound of the cosine of p* to every ℓ∞ max-margin solution:" in text
