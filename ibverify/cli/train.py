@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+import time
 
 import numpy as np
 
@@ -168,7 +169,8 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
 
 def _train_summary(name, r, D, out) -> list[str]:
     m, cmp, mv = out["margins"], out["comparison"], out["direction_change"]
-    lines = [f"{name}: {r.horizon} steps in {r.seconds:.2f}s on {D.n} × {D.d} data",
+    lines = [f"{name}: {r.horizon} steps in {r.seconds:.2f}s on {D.n} × {D.d} data (and {out['compile_seconds']:.2f}s "
+             f"before them compiling or loading the kernels)",
              f"  final min margin min_i z_i·w = {out['min_margin']:.6g}; normalized margins "
              + ", ".join(f"{k} {v:.6g}" for k, v in m.items())]
     if "l2" in cmp:
@@ -200,6 +202,10 @@ def cmd_train(args) -> int:
     spec = spec_from_args(args).resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
     from ..engine import run  # numba: imported once the input is known to be good
+
+    t0 = time.perf_counter()  # the kernels compile (or load from numba's cache) at their first call: time it apart
+    run(D.Z, spec, 1, checkpoints=2, engine=args.engine or "compiled")
+    compile_s = time.perf_counter() - t0
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
     try:
         r = run(D.Z, spec, steps, checkpoints=args.checkpoints or 30, engine=args.engine or "compiled",
@@ -216,7 +222,7 @@ def cmd_train(args) -> int:
         "min_margin": float(np.min(D.Z @ r.w)),
         "direction_change": direction_change(r.ws, r.checkpoints),
         "comparison": compare_to_theory(D.Z, r.w, spec, D.n, D.d) if (args.compare and nw > 0) else {},
-        "diagnostics": r.diagnostics, "seconds": round(r.seconds, 4),
+        "diagnostics": r.diagnostics, "seconds": round(r.seconds, 4), "compile_seconds": round(compile_s, 4),
     }
     notes = []
     if r.diagnostics.get("frozen"):

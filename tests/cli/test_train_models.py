@@ -83,3 +83,16 @@ def test_block_model_runs_read_csv_files(tmp_path, capsys):
                  "--json", "-q"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n"] == 12 and out["d"] == 3 and out["model"]["model"] == "linear"
+
+
+def test_train_reports_the_kernels_first_call_apart_from_the_run(capsys, tmp_path):
+    # issue 21: a first `train` reported ~49 s of compiling as run time ("1000 steps in 48.70s")
+    path = tmp_path / "d.npz"
+    np.savez(path, X=np.array([[1.0, 0.2], [0.8, -0.4], [-1.0, 0.1]]), y=np.array([1.0, 1.0, -1.0]))
+    for argv in (["--data", str(path), "--optimizer", "inc-adam", "--steps", "100", "--no-compare"],
+                 ["--data", "teacher", "--model", "two-layer", "--optimizer", "signum", "--steps", "100"]):
+        assert main(["train", *argv, "--json", "-q"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["compile_seconds"] >= 0 and out["seconds"] >= 0
+        assert main(["train", *argv, "-q"]) == 0
+        assert "compiling or loading the kernels" in capsys.readouterr().out
