@@ -24,7 +24,6 @@ geometries in the report (figures `signature_ratio`) but not used for separation
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,12 +121,8 @@ def judge(sc: Scores, own: str, *, factor: float, min_drop: float, decades: floa
 
 
 def rate(x, y, bound: float, decades: float) -> rules.RateFit:
-    """rules.rate_fit; a crossing step beyond the float range (a slope just below rules' flat threshold)
-    overflows there, and is reported as flat (no crossing)."""
-    try:
-        return rules.rate_fit(x, y, bound, decades)
-    except OverflowError:
-        return rules.rate_fit(x, y, bound, decades, flat=-math.inf)
+    """rules.rate_fit over the last `decades` decades (a crossing beyond the float range is no crossing)."""
+    return rules.rate_fit(x, y, bound, decades)
 
 
 def rate_line(rates: dict[str, rules.RateFit], bound: float) -> str:

@@ -96,7 +96,8 @@ def rate_fit(x, y, bound: float, decades: float = 1.0, flat: float = -1e-3) -> R
     crossing = None
     if not reached and math.isfinite(s) and s < flat and bound > 0:
         a = float(np.mean(ly) - s * np.mean(lx))
-        crossing = float(math.exp((math.log(bound) - a) / s))
+        log_cross = (math.log(bound) - a) / s
+        crossing = float(math.exp(log_cross)) if log_cross < 709.0 else None  # beyond float range: no crossing
     return RateFit(s, crossing, stab, reached)
 
 

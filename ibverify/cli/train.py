@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from .. import IbverifyError
+from ..checks import rules
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
 from .output import add_intercept_option, data_json, dump, load_data, say, spec_from_args
@@ -134,22 +135,36 @@ def direction_change(ws, cps) -> dict:
             "still_moving": angle is None or angle > STILL_MOVING_RAD}
 
 
-def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
-    """Where the run's w stands: cosine and ℓ2 margin gap to ŵ2, ℓ∞ margin gap to the ℓ∞ face (by
-    margin: ℓ∞ solutions may be non-unique), cosine to the predicted p* (per-sample Adam family, when
-    n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ.
-    Unavailable parts say why."""
+LIMIT_NAMES = {"l2": "ŵ2 (ℓ2 margin gap)", "linf": "the ℓ∞ face (ℓ∞ margin gap)", "p_star": "p* (1 − cos)"}
+CONVERGED_GAP = 1e-3  # a gap at or below this counts as reached; the trend fits say when it would be
+
+
+def _trend(cps, gaps) -> dict:
+    """The gap's power law over the last decade of checkpoints and where it would reach CONVERGED_GAP."""
+    fit = rules.rate_fit(cps, np.maximum(np.asarray(gaps, float), 1e-300), CONVERGED_GAP)
+    return {"slope": fit.slope, "crossing_step": fit.crossing, "reached": fit.reached,
+            "text": fit.describe(CONVERGED_GAP)}
+
+
+def compare_to_theory(Z, ws, cps, spec, n: int, d: int) -> dict:
+    """Where the run stands, at its last checkpoint and as a trend over the last decade: cosine and ℓ2 margin
+    gap to ŵ2, ℓ∞ margin gap to the ℓ∞ face (by margin: ℓ∞ solutions may be non-unique), 1 − cosine to the
+    predicted p* (per-sample Adam family, when n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for
+    n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ. Unavailable parts say why."""
     from ..oracles import max_margin, normalized_margin  # start-up time: --help never loads the oracles
 
+    w = ws[-1]
     u = w / np.linalg.norm(w)
     out: dict = {}
     try:
         if n * d > ORACLE_MAX_ENTRIES:
             raise IbverifyError(f"not computed for n·d = {n * d} > {ORACLE_MAX_ENTRIES} (use ibverify margin)")
         l2, li = max_margin(Z, "l2"), max_margin(Z, "linf")
-        out["l2"] = {"gamma": l2.margin, "cos": float(u @ l2.direction),
-                     "margin_gap": (l2.margin - normalized_margin(Z, w, "l2")) / l2.margin}
-        out["linf"] = {"gamma": li.margin, "margin_gap": (li.margin - normalized_margin(Z, w, "linf")) / li.margin}
+        g2 = [(l2.margin - normalized_margin(Z, v, "l2")) / l2.margin for v in ws]
+        gi = [(li.margin - normalized_margin(Z, v, "linf")) / li.margin for v in ws]
+        out["l2"] = {"gamma": l2.margin, "cos": float(u @ l2.direction), "margin_gap": g2[-1],
+                     "trend": _trend(cps, g2)}
+        out["linf"] = {"gamma": li.margin, "margin_gap": gi[-1], "trend": _trend(cps, gi)}
     except IbverifyError as e:
         out["oracles_unavailable"] = str(e)
     b = spec.batch_size
@@ -161,10 +176,19 @@ def compare_to_theory(Z, w, spec, n: int, d: int) -> dict:
 
             try:
                 pr = predict(Z, b=1 if spec.name == "adam-proxy" else b)
-                out["p_star"] = {"cos": float(u @ np.asarray(pr["direction"])), "batch_size": pr["batch_size"]}
+                ps = np.asarray(pr["direction"])
+                gp = [1 - float(v @ ps) / max(float(np.linalg.norm(v)), 1e-300) for v in ws]
+                out["p_star"] = {"cos": float(u @ ps), "batch_size": pr["batch_size"], "trend": _trend(cps, gp)}
             except IbverifyError as e:
                 out["p_star_unavailable"] = str(e)
     return out
+
+
+def separation(Z, ws, cps) -> dict:
+    """Whether the data are separated at the horizon (min_i z_i·w > 0), and since which checkpoint."""
+    ok = [bool(np.min(Z @ v) > 0) for v in ws]
+    since = next((int(cps[i]) for i in range(len(ok)) if all(ok[i:])), None)
+    return {"now": ok[-1], "since_step": since}
 
 
 def _train_summary(name, r, D, out) -> list[str]:
@@ -176,13 +200,13 @@ def _train_summary(name, r, D, out) -> list[str]:
     if "l2" in cmp:
         c = cmp["l2"]
         lines.append(f"  vs ℓ2 max margin ŵ2 (γ2 = {c['gamma']:.6g}): cos {c['cos']:.6f}, "
-                     f"margin gap {c['margin_gap']:.3g}")
+                     f"margin gap {c['margin_gap']:.3g} ({c['trend']['text']})")
         c = cmp["linf"]
-        lines.append(f"  vs ℓ∞ face (γ∞ = {c['gamma']:.6g}): margin gap {c['margin_gap']:.3g} (by margin: ℓ∞ "
-                     f"solutions may be non-unique)")
+        lines.append(f"  vs ℓ∞ face (γ∞ = {c['gamma']:.6g}): margin gap {c['margin_gap']:.3g} ({c['trend']['text']}; "
+                     f"by margin: ℓ∞ solutions may be non-unique)")
     if "p_star" in cmp:
         lines.append(f"  vs predicted p* (ibverify predict, b = {cmp['p_star']['batch_size']}): "
-                     f"cos {cmp['p_star']['cos']:.6f}")
+                     f"cos {cmp['p_star']['cos']:.6f} (1 − cos {cmp['p_star']['trend']['text']})")
     for k in ("oracles_unavailable", "p_star_unavailable"):
         if k in cmp:
             lines.append(f"  ({k.replace('_', ' ')}: {cmp[k]})")
@@ -221,13 +245,21 @@ def cmd_train(args) -> int:
         "margins": {k: normalized_margin(D.Z, r.w, k) for k in ("l2", "linf", "l1")},
         "min_margin": float(np.min(D.Z @ r.w)),
         "direction_change": direction_change(r.ws, r.checkpoints),
-        "comparison": compare_to_theory(D.Z, r.w, spec, D.n, D.d) if (args.compare and nw > 0) else {},
+        "comparison": compare_to_theory(D.Z, r.ws, r.checkpoints, spec, D.n, D.d) if (args.compare and nw > 0) else {},
+        "separated": separation(D.Z, r.ws, r.checkpoints),
         "diagnostics": r.diagnostics, "seconds": round(r.seconds, 4), "compile_seconds": round(compile_s, 4),
     }
     notes = []
     if r.diagnostics.get("frozen"):
         notes.append(f"warning: the run is frozen: its last {r.diagnostics['stalled_streak']} steps left w unchanged "
                      f"although the gradient was nonzero (float64 resolution reached)")
+    if not out["separated"]["now"]:
+        notes.append(f"warning: the data are not separated yet (min margin {out['min_margin']:.3g} ≤ 0): no implicit "
+                     f"bias to speak of; run longer or with a larger --lr")
+    gaps = {k: c["trend"] for k, c in out["comparison"].items() if isinstance(c, dict) and "trend" in c}
+    if gaps and not any(t["reached"] for t in gaps.values()):
+        notes.append("note: not converged to any candidate limit (gap ≤ {:g}): ".format(CONVERGED_GAP)
+                     + "; ".join(f"{LIMIT_NAMES[k]}: {t['text']}" for k, t in gaps.items()))
     mv = out["direction_change"]
     if mv["still_moving"] and not r.diagnostics.get("frozen"):
         ang = "undefined (w = 0)" if mv["angle_rad"] is None else f"{mv['angle_rad']:.2g} rad"

@@ -96,3 +96,20 @@ def test_train_reports_the_kernels_first_call_apart_from_the_run(capsys, tmp_pat
         assert out["compile_seconds"] >= 0 and out["seconds"] >= 0
         assert main(["train", *argv, "-q"]) == 0
         assert "compiling or loading the kernels" in capsys.readouterr().out
+
+
+def test_train_judges_convergence_on_the_gaps_with_a_fitted_rate(tmp_path, capsys):
+    # issue 21: `train` said nothing when a run had not converged (or not even separated the data)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 5))
+    path = tmp_path / "d.npz"
+    np.savez(path, X=X, y=np.sign(X @ np.ones(5)))
+    assert main(["train", "--data", str(path), "--optimizer", "det-adam", "--steps", "1000", "--json", "-q"]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    t = out["comparison"]["l2"]["trend"]
+    assert out["separated"]["now"] and out["separated"]["since_step"] <= 1000
+    assert t["slope"] < 0 and not t["reached"] and t["crossing_step"] > 1000     # falling, not there yet
+    assert "not converged to any candidate limit" in cap.err and "on track" in cap.err
+    assert main(["train", "--data", str(path), "--optimizer", "inc-adam", "--steps", "3", "-q"]) == 0
+    assert "not separated yet" in capsys.readouterr().out

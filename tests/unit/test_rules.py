@@ -111,3 +111,10 @@ def test_within_conditioning_each_bound_decides():
     np.testing.assert_array_equal(within_conditioning([1e-13, 1e-6, np.nan], [0, 1e-7, 1.0], 1e-12, 100),
                                   [True, True, False])
     assert not within_conditioning([1e-6], [np.nan], 1e-12, 100).any()
+
+
+def test_rate_fit_a_crossing_beyond_the_float_range_is_no_crossing():
+    # a slope just below the flat threshold puts the crossing past 1e308 steps: no OverflowError, no crossing
+    y = 0.5 * X ** -0.0011
+    f = rate_fit(X, y, bound=1e-3)
+    assert f.crossing is None and f.slope < -1e-3 and not f.reached
