@@ -28,7 +28,6 @@ from ..optim import OptimizerSpec, info
 from .. import geometry as geo
 from ..strategies.network import linear_example
 from . import rules
-from .gronich_score import rate
 from .prop import Example, run_property
 
 
@@ -113,7 +112,7 @@ def linear_certified(ctx: CheckContext) -> Outcome:
         k = len(lines)
         series.append(Series(f"{p['optimizer']} in {G.name}: 1 − γ/γ*", r.checkpoints, gaps, ylabel="margin gap",
                              group=f"example {k}: {ex}"))
-        rf = rate(r.checkpoints, gaps, gap_max, 1.0)
+        rf = rules.rate_fit(r.checkpoints, gaps, gap_max, 1.0)
         close, falls = rules.closeness(gaps[-1], gap_max), rules.falling(r.checkpoints, gaps, 1.0, min_drop)
         figs.update({f"gap[{k}]": gaps[-1], f"gap_slope[{k}]": rf.slope, f"certificate_gap[{k}]": cert.gap,
                      f"optimum[{k}]": cert.upper})

@@ -103,7 +103,7 @@ def judge(sc: Scores, own: str, *, factor: float, min_drop: float, decades: floa
         figs[f"{kind}_drop"] = 1 - last / before if before else float("nan")
         figs[f"{kind}_rival"] = others.get(rival, float("nan"))
         figs[f"{kind}_ratio"] = last / others[rival] if rival and others[rival] else float("nan")
-        rates[kind] = rate(sc.steps, y, bound, decades)
+        rates[kind] = rules.rate_fit(sc.steps, y, bound, decades)
         falls = rules.falling(sc.steps, y, decades, min_drop)
         if kind == "residual":
             if not falls:
@@ -118,11 +118,6 @@ def judge(sc: Scores, own: str, *, factor: float, min_drop: float, decades: floa
         figs[f"{kind}_falling"] = float(falls)
     figs["direction_move"] = sc.move
     return Judgement(not reasons, reasons, figs, rates)
-
-
-def rate(x, y, bound: float, decades: float) -> rules.RateFit:
-    """rules.rate_fit over the last `decades` decades (a crossing beyond the float range is no crossing)."""
-    return rules.rate_fit(x, y, bound, decades)
 
 
 def rate_line(rates: dict[str, rules.RateFit], bound: float) -> str:

@@ -64,11 +64,12 @@ class Run:
     def w(self) -> np.ndarray:
         return self.ws[-1] if self.ws is not None else flatten(self.theta)
 
-    def __getattr__(self, name):  # block evidence by name: run.q_min, run.log_loss, …
-        records = self.__dict__.get("records") or {}
-        if name in records:
-            return records[name]
-        raise AttributeError(name)
+    # block runs: the evidence at each checkpoint (block.RECORDS; empty for a vector run)
+    log_loss = property(lambda self: self.records.get("log_loss", []))
+    q_min = property(lambda self: self.records.get("q_min", []))
+    align = property(lambda self: self.records.get("align", []))
+    track = property(lambda self: self.records.get("track", []))
+    adam_dev = property(lambda self: self.records.get("adam_dev", []))
 
     @property
     def underflow(self) -> dict:

@@ -11,6 +11,7 @@ from ibverify import IbverifyError
 from ibverify.checks import gronich_dynamics as D
 from ibverify.checks import gronich_linear as GL
 from ibverify.checks import gronich_score as S
+from ibverify.checks.rules import rate_fit
 from ibverify.data import netdata as datasets
 from ibverify.oracles import kkt
 from ibverify import models
@@ -58,9 +59,9 @@ def test_signature_bound_at_the_bound_tier():
 
 def test_rate_reports_crossing_and_flat():
     x = [1e4, 1e5, 1e6]
-    r = S.rate(x, [0.4, 0.2, 0.1], 0.05, 2.0)
+    r = rate_fit(x, [0.4, 0.2, 0.1], 0.05, 2.0)
     assert r.crossing == pytest.approx(1e7, rel=1e-6) and r.slope == pytest.approx(-math.log10(2))
-    flat = S.rate(x, [0.4, 0.4 * (1 - 1e-6), 0.4 * (1 - 2e-6)], 1e-3, 2.0)   # crossing beyond float range
+    flat = rate_fit(x, [0.4, 0.4 * (1 - 1e-6), 0.4 * (1 - 2e-6)], 1e-3, 2.0)   # crossing beyond float range
     assert flat.crossing is None
 
 
