@@ -31,9 +31,10 @@ STATUSES = ("paper", "derived", "reconstructed", "control", "beyond")
 TIERS = ("smoke", "fast", "full")
 REQUIRED = ("id", "paper", "result", "status", "statement", "check")
 
-# verdict words
-HOLDS, FAILS, REFUTED, NOT_REFUTED, FINDING, ERROR = (
-    "holds", "does not hold", "refuted", "not refuted", "finding", "error")
+# verdict words; INCONCLUSIVE: the evidence at the horizon reached decides neither way (never as expected)
+HOLDS, FAILS, REFUTED, NOT_REFUTED, FINDING, ERROR, INCONCLUSIVE = (
+    "holds", "does not hold", "refuted", "not refuted", "finding", "error", "inconclusive")
+VERDICTS = (HOLDS, FAILS, REFUTED, NOT_REFUTED, FINDING, ERROR, INCONCLUSIVE)
 
 
 @dataclass
@@ -132,6 +133,8 @@ def verdict(claim: Claim, outcome: Outcome | None) -> str:
         return ERROR
     if claim.status == "beyond":
         return FINDING
+    if outcome.inconclusive:
+        return INCONCLUSIVE
     if outcome.holds is None:
         return ERROR
     if claim.status == "control":

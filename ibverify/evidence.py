@@ -40,6 +40,10 @@ class Outcome:
 
     holds: truth value of the claim's predicate on the evidence (None for `beyond` findings,
            which report a measurement rather than pass/fail).
+    inconclusive: non-empty when the evidence decides neither way at the horizon reached (no example
+           contradicted, too few supported): the reason, with the fitted crossing where there is one.
+           It overrides `holds` (the verdict is "inconclusive").
+    decisions: per-example counts (supported / contradicted / inconclusive / set aside).
     figure: the key figure, one line for the index table.
     figures: named numbers (tracked by `ibverify compare`).
     """
@@ -52,10 +56,14 @@ class Outcome:
     examples: int = 0
     counterexample: dict[str, Any] | None = None
     table: list[dict[str, Any]] | None = None
+    inconclusive: str = ""
+    decisions: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "holds": self.holds,
+            "inconclusive": self.inconclusive,
+            "decisions": dict(self.decisions),
             "figure": self.figure,
             "figures": {k: _finite_or_none(float(v)) for k, v in self.figures.items()},
             "series": [s.to_json() for s in self.series],

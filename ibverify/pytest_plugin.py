@@ -95,6 +95,9 @@ class ClaimItem(pytest.Item):
             raise ClaimFailed(f"{self.claim.id}: the check returned no evidence series (the report needs a plot)")
         if not row["as_expected"]:
             fig = (row["outcome"] or {}).get("figure", "")
+            if row["verdict"] == "inconclusive":  # not decided is not as expected: a test must decide
+                raise ClaimFailed(f"{self.claim.id}: verdict 'inconclusive' (expected '{row['expect']}'): "
+                                  f"{row['outcome']['inconclusive']}. {fig}")
             raise ClaimFailed(f"{self.claim.id}: verdict '{row['verdict']}', expected '{row['expect']}'. "
                               f"{fig} {row['error'] or (row['outcome'] or {}).get('details', '')}")
 

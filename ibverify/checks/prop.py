@@ -1,8 +1,12 @@
 """Running a hypothesis property inside a check, keeping every example's evidence.
 
 `run_property(ctx, strategy, evaluate)` calls `evaluate(example) -> Example` on generated
-examples; the property is `example.ok`. It returns all evaluated examples and the failing one
-(hypothesis replays the shrunk counterexample last). Settings come from the active hypothesis
+examples. Each example carries a decision (rules.py): supported, contradicted, inconclusive (or set aside,
+outside the claim's hypotheses); the property fails only on a contradicted example (`example.ok` is "not
+contradicted"), so an example that has not yet shown its limit never refutes a claim. It returns all
+evaluated examples, the contradicted one (hypothesis replays the shrunk counterexample last) and the claim-level
+tally (rules.tally: holds needs ≥ `min_supported` supported examples, default two thirds of those judged).
+`sequential(judge_at, steps, cap)` extends an inconclusive example ×10 up to the tier's cap. Settings come from the active hypothesis
 profile (`ci`: seeded from the claim id and ctx.seed, so every run is identical; `dev`: random) and the
 tier's `examples` / `shrink` parameters.
 
@@ -26,25 +30,67 @@ import time
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+import math
+
 from ..cache import fingerprint, state_fingerprint
 from ..claims import CheckContext
+from . import rules
 
 
 @dataclass
 class Example:
-    ok: bool
+    ok: bool               # not contradicted (a decision word, when given, decides it)
     figures: dict[str, float]
     curves: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     reason: str = ""
     description: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)
+    decision: str = ""     # rules.SUPPORTED | CONTRADICTED | INCONCLUSIVE | SET_ASIDE; "" = from ok
+    decided_at: int | None = None  # the horizon (steps) at which it was decided
+
+    def __post_init__(self):
+        if self.decision:
+            if self.decision not in rules.DECISIONS:
+                raise ValueError(f"unknown decision {self.decision!r}")
+            self.ok = self.decision != rules.CONTRADICTED
+
+    @property
+    def word(self) -> str:
+        return self.decision or (rules.SUPPORTED if self.ok else rules.CONTRADICTED)
 
 
 @dataclass
 class PropertyResult:
-    holds: bool
+    holds: bool            # no example contradicted and enough supported (see `undecided`)
     examples: list[Example]
     failing: Example | None
+    undecided: str = ""    # non-empty: the claim is inconclusive (no contradiction, too few supported)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def decide(examples: list[Example], min_supported: int | None = None) -> tuple[bool | None, str, dict[str, int]]:
+    """rules.tally over the examples' decisions; min_supported defaults to ⌈2/3⌉ of the judged examples."""
+    words = [e.word for e in examples]
+    judged = sum(w != rules.SET_ASIDE for w in words)
+    k = math.ceil(2 * judged / 3) if min_supported is None else int(min_supported)
+    verdict, text = rules.tally(words, k)
+    return verdict, text, {w: words.count(w) for w in rules.DECISIONS}
+
+
+def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | None) -> Example:
+    """judge_at(horizon, final) at steps, 10·steps, … while inconclusive and ≤ cap (None: steps); `final` is
+    True at the largest horizon the example can reach. Engines are deterministic, so a longer run repeats the
+    shorter one's steps bit-identically before going on. The example records the horizon that decided it."""
+    cap = steps if cap is None else max(int(cap), steps)
+    T = int(steps)
+    while True:
+        final = T * 10 > cap
+        ex = judge_at(T, final)
+        if ex.word != rules.INCONCLUSIVE or final:
+            ex.decided_at = T if ex.word != rules.INCONCLUSIVE else None
+            ex.figures = {**ex.figures, "horizon": float(T)}
+            return ex
+        T *= 10
 
 
 def step_progress(ctx: CheckContext, label: str):
@@ -147,7 +193,7 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
         else:
             ctx.on_example()
         seen.append(r)
-        ctx.progress(f"example {len(seen)}: {'ok' if r.ok else 'counterexample'}{'' if fresh else ' (cached)'} "
+        ctx.progress(f"example {len(seen)}: {r.word if r.ok else 'counterexample'}{'' if fresh else ' (cached)'} "
                      f"{r.description}")
         if after_example is not None:
             after_example(index, fresh)
@@ -159,8 +205,10 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
     except _Counterexample:
         if len(seen) >= 2 and _same_example(seen[-2], seen[-1]):
             seen.pop()  # hypothesis replays the failing example once more at the end: keep it once
-        return PropertyResult(False, seen, seen[-1])
-    return PropertyResult(True, seen, None)
+        _, text, counts = decide(seen, ctx.params.get("min_supported"))
+        return PropertyResult(False, seen, seen[-1], "", counts)
+    verdict, text, counts = decide(seen, ctx.params.get("min_supported"))
+    return PropertyResult(verdict is True, seen, None, "" if verdict is not None else text, counts)
 
 
 def _same_example(a: Example, b: Example) -> bool:

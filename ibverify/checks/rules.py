@@ -11,6 +11,23 @@
                                        a float64 result within max(rtol, factor·sens) of the exact one, where
                                        sens is how far a one-ulp change of the input moves the exact result
 
+Three-valued decisions of an asymptotic statement at a finite horizon (one example):
+    judge_gap(x, y, bound, …)          a quantity that must tend to 0 (a gap, a residual): SUPPORTED when
+                                       within `bound` at the horizon and its fit over ≥ `decades` decades
+                                       falls (and the last decade drops); CONTRADICTED by a stable plateau
+                                       (or a rise) over ≥ `decades` decades at the largest horizon (`final`);
+                                       INCONCLUSIVE otherwise ("on track" with the fitted crossing)
+    judge_separation(x, own, others)   the own-geometry residual against every other: SUPPORTED when the
+                                       ratio own/closest-other is < 1/guard and falls and the own residual
+                                       falls; CONTRADICTED when another geometry is at or below the own one
+                                       with no falling ratio over ≥ `decades` decades, or (at `final`) the
+                                       own residual is a stable plateau; INCONCLUSIVE otherwise
+    judge_invariant(x, y, …)           a quantity that must settle (K = (1 − cos)·‖w‖²): CONTRADICTED when it
+                                       rises ≥ `rise` per decade over ≥ `decades` decades while above `floor`
+    tally(decisions, min_supported)    claim level: holds needs ≥ min_supported SUPPORTED and no
+                                       CONTRADICTED; does not hold needs a CONTRADICTED; else inconclusive
+All fits use ≥ 3 points over ≥ `decades` decades (never two points).
+
 A curve is a pair (x, y) of equal-length sequences at increasing steps x > 0. Non-finite or
 non-positive y values are skipped by the fits.
 """
@@ -125,3 +142,125 @@ def within_conditioning(err, sensitivity, rtol: float, factor: float) -> np.ndar
     decides."""
     e = np.asarray(err, float)
     return np.isfinite(e) & (e <= conditioning_bound(sensitivity, rtol, factor))
+
+
+# ------------------------------------------------------------------------------------------ three-valued decisions
+
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, SET_ASIDE = "supported", "contradicted", "inconclusive", "set aside"
+DECISIONS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, SET_ASIDE)
+FLAT = -0.02  # a fitted log-log slope above this is not falling (< 5 % per decade)
+
+
+@dataclass(frozen=True)
+class Decision:
+    word: str              # SUPPORTED | CONTRADICTED | INCONCLUSIVE | SET_ASIDE
+    reason: str
+    fit: RateFit | None = None   # the judged quantity's fit (slope, crossing of the bound)
+
+    @property
+    def decided(self) -> bool:
+        return self.word in (SUPPORTED, CONTRADICTED)
+
+
+def window_fit(x, y, bound: float, decades: float = 2.0, points: int = 3) -> RateFit | None:
+    """rate_fit over the last `decades` decades, or None when the curve has fewer than `points` usable
+    points there or does not reach `decades` decades back (a trend is never read off two points)."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    ok = (xa > 0) & (ya > 0) & np.isfinite(ya)
+    if not ok.any() or not math.isfinite(float(ya[-1])):
+        return None
+    xs = xa[ok]
+    lo = xs[-1] / 10 ** decades * (1 + 1e-9)
+    if xs[0] > lo or int((xs >= lo / (1 + 2e-9)).sum()) < points:
+        return None
+    return rate_fit(xs, ya[ok], bound, decades)
+
+
+def _plateau(x, y, fit: RateFit, decades: float, min_drop: float) -> bool:
+    """Not falling over ≥ `decades` decades: the fitted slope is flat or rising and neither of the last two
+    decades drops by min_drop (a stable plateau or a rise, never a bumpy descent)."""
+    return fit.slope >= FLAT and not falling(x, y, 1.0, min_drop) and not falling(x, y, decades, min_drop)
+
+
+def judge_gap(x, y, bound: float, *, decades: float = 2.0, min_drop: float = 0.1, final: bool = True,
+              floor: float = FLOOR) -> Decision:
+    """A quantity y that must tend to 0, `bound` its tolerance at the horizon (see the module docstring).
+    `final`: this is the largest horizon the example will reach, so a plateau contradicts (before it, the
+    run is extended instead)."""
+    last = float(np.asarray(y, float)[-1])
+    if not math.isfinite(last):
+        return Decision(CONTRADICTED if final else INCONCLUSIVE, f"non-finite value {last} at the horizon")
+    if last <= floor:
+        return Decision(SUPPORTED, f"reached {last:.3g} ≤ {floor:g}")
+    fit = window_fit(x, y, bound, decades)
+    if fit is None:
+        return Decision(INCONCLUSIVE, f"fewer than 3 points over the last {decades:g} decades")
+    close = closeness(last, bound)
+    falls = fit.slope < FLAT and falling(x, y, 1.0, min_drop)
+    if close and falls:
+        return Decision(SUPPORTED, f"{last:.3g} ≤ {bound:g}, falling (slope {fit.slope:.3g})", fit)
+    if _plateau(x, y, fit, decades, min_drop):
+        text = f"plateau at {last:.3g} (slope {fit.slope:.3g} over {decades:g} decades)"
+        return Decision(CONTRADICTED if final else INCONCLUSIVE, text + ("" if final else ", to be extended"), fit)
+    if not close:
+        return Decision(INCONCLUSIVE, f"{last:.3g} > {bound:g}; {fit.describe(bound)}", fit)
+    return Decision(INCONCLUSIVE, f"{last:.3g} ≤ {bound:g} but not falling by {min_drop:.0%} in the last decade "
+                                  f"(slope {fit.slope:.3g})", fit)
+
+
+def judge_separation(x, own, others: dict[str, list[float]], *, decades: float = 2.0, guard: float = 1.0,
+                     min_drop: float = 0.05, final: bool = True, bound: float = 0.05) -> tuple[Decision, str]:
+    """The own-geometry quantity against every other geometry's (see the module docstring); returns the
+    decision and the closest competitor's name. guard ≥ 1: the ratio must also be < 1/guard to support."""
+    xa = np.asarray(x, float)
+    own_a = np.asarray(own, float)
+    rivals = np.min(np.array([np.asarray(v, float) for v in others.values()]), axis=0) if others else None
+    if rivals is None:
+        return judge_gap(x, own, bound, decades=decades, min_drop=min_drop, final=final), ""
+    ratio = own_a / np.where(rivals > 0, rivals, np.nan)
+    rival = min(others, key=lambda k: others[k][-1] if math.isfinite(others[k][-1]) else math.inf)
+    rho = float(ratio[-1])
+    rfit, ofit = window_fit(xa, ratio, 1.0, decades), window_fit(xa, own_a, bound, decades)
+    if rfit is None or ofit is None or not math.isfinite(rho):
+        return Decision(INCONCLUSIVE, f"fewer than 3 separated points over the last {decades:g} decades"), rival
+    r_falls = rfit.slope < FLAT and falling(xa, ratio, 1.0, min_drop)
+    o_falls = ofit.slope < FLAT and falling(xa, own_a, 1.0, min_drop)
+    head = f"ratio own/{rival} {rho:.3g} (slope {rfit.slope:.3g}), own slope {ofit.slope:.3g}"
+    if rho < 1.0 / guard and r_falls and o_falls:
+        return Decision(SUPPORTED, head, ofit), rival
+    if rho >= 1.0 and _plateau(xa, ratio, rfit, decades, min_drop):
+        return Decision(CONTRADICTED, head + f": {rival} at or below the own geometry, ratio not falling over "
+                                             f"{decades:g} decades", ofit), rival
+    if final and _plateau(xa, own_a, ofit, decades, min_drop):
+        return Decision(CONTRADICTED, head + ": own residual a stable plateau at the largest horizon", ofit), rival
+    return Decision(INCONCLUSIVE, head + ("" if final else ", to be extended"), ofit), rival
+
+
+def judge_invariant(x, y, *, floor: float, rise: float = 2.0, decades: float = 2.0) -> Decision:
+    """A quantity that must settle to a constant: CONTRADICTED when it rises ≥ `rise`× per decade over each of
+    the last `decades` decades while above `floor`; SUPPORTED when the last decade rises < 10 %; else
+    INCONCLUSIVE."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    last = float(ya[-1])
+    steps = [value_before(xa, ya, k) for k in range(int(math.ceil(decades)) + 1)]
+    if any(v is None or not math.isfinite(v) for v in steps):
+        return Decision(INCONCLUSIVE, f"fewer than {decades:g} decades of values")
+    per = [steps[k] / steps[k + 1] if steps[k + 1] > 0 else math.inf for k in range(len(steps) - 1)]
+    if last > floor and all(g >= rise for g in per):
+        return Decision(CONTRADICTED, f"rises ×{min(per):.3g}+ per decade over {decades:g} decades to {last:.3g}")
+    if settled(xa, ya, 1.0, 0.1):
+        return Decision(SUPPORTED, f"settled at {last:.3g} (×{per[0]:.3g} over the last decade)")
+    return Decision(INCONCLUSIVE, f"×{per[0]:.3g} over the last decade")
+
+
+def tally(words, min_supported: int) -> tuple[bool | None, str]:
+    """Claim level from per-example decisions: (True, …) holds, (False, …) does not hold, (None, …) inconclusive.
+    SET_ASIDE examples (outside the hypotheses) count toward neither side."""
+    words = list(words)
+    n = {w: words.count(w) for w in DECISIONS}
+    text = ", ".join(f"{n[w]} {w}" for w in DECISIONS if n[w])
+    if n[CONTRADICTED]:
+        return False, text
+    if n[SUPPORTED] >= max(1, min_supported):
+        return True, text
+    return None, text + f" (holds needs ≥ {max(1, min_supported)} supported)"

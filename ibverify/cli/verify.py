@@ -15,7 +15,8 @@ from .output import dump
 
 def cmd_verify(args) -> int:
     """Run the selected claims (in this process, on a LocalCluster or on --scheduler), print one line
-    per claim as it finishes, write the report; exit 0 iff every verdict is the expected one."""
+    per claim as it finishes, write the report; exit 0 iff every verdict is the expected one, 3 when the only
+    unexpected verdicts are inconclusive (not decided at the horizon reached), else 1."""
     from .. import profiles  # start-up time: hypothesis (the parser imports this module for --help)
     from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
@@ -32,8 +33,10 @@ def cmd_verify(args) -> int:
 
     def line(r, note=""):
         if not quiet:
-            mark = "ok " if r["as_expected"] else "!! "
+            mark = "ok " if r["as_expected"] else "?? " if r["verdict"] == "inconclusive" else "!! "
             fig = (r["outcome"] or {}).get("figure") or r["error"] or ""
+            if r["verdict"] == "inconclusive":
+                fig = f"{fig} [not decided: {r['outcome']['inconclusive']}]"
             bar.write(f"{mark}{r['id']:<40} {r['status']:<13} {r['verdict']:<13} {r['runtime_s']:7.1f}s{note}  {fig}")
 
     def done(r):
@@ -67,8 +70,10 @@ def cmd_verify(args) -> int:
     index = _write_outputs(results, out, args.json, replace=not args.ids)
     if not quiet:
         print(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
-              f"({s['errors']} errors) in {bar.elapsed():.0f}s; report: {index}")
-    return 0 if s["unexpected"] == 0 else 1
+              f"({s['inconclusive']} inconclusive, {s['errors']} errors) in {bar.elapsed():.0f}s; report: {index}")
+    if s["unexpected"] == 0:
+        return 0
+    return 3 if s["unexpected"] == s["inconclusive"] else 1
 
 
 def _workers(args) -> int:

@@ -1,8 +1,8 @@
 """Regression gate: compare a baseline results dict with the current one.
 
 Failures (`CompareResult.ok` is False), one line each naming the claim:
-- the verdict got worse, by rank: as expected (2) > unexpected (1) > error (0); e.g. holds → does not
-  hold, refuted → not refuted, anything → error. (A claim that was already unexpected in the baseline
+- the verdict got worse, by rank: as expected (3) > inconclusive (2) > unexpected (1) > error (0); e.g.
+  holds → inconclusive, inconclusive → does not hold, refuted → not refuted, anything → error. (A claim that was already unexpected in the baseline
   and still is does not fail the gate; `ibverify verify`'s exit status covers absolute failures.)
 - a tracked figure regressed beyond its tolerance, became null, or disappeared;
 - a baseline claim is missing from the current results.
@@ -51,7 +51,7 @@ class CompareResult:
 
 
 def _rank(c: dict) -> int:
-    return 0 if c["verdict"] == "error" else 2 if c["as_expected"] else 1
+    return 0 if c["verdict"] == "error" else 3 if c["as_expected"] else 2 if c["verdict"] == "inconclusive" else 1
 
 
 def _figures(c: dict) -> dict:
@@ -111,7 +111,7 @@ def compare(baseline: dict, current: dict, tracked: dict | None = None) -> Compa
         if _rank(c) < _rank(b):
             detail = error_line(c.get("error")) if c["verdict"] == "error" else ""
             res.add("FAIL", cid, f"{change} ({'as expected' if b['as_expected'] else 'unexpected'} before, "
-                                 f"{'error' if _rank(c) == 0 else 'unexpected'} now){': ' + detail if detail else ''}")
+                                 f"{'error' if _rank(c) == 0 else 'inconclusive' if _rank(c) == 2 else 'unexpected'} now){': ' + detail if detail else ''}")
         elif _rank(c) > _rank(b):
             res.add("BETTER", cid, change)
         elif c["verdict"] != b["verdict"] or c["status"] != b["status"]:

@@ -24,7 +24,7 @@ from ..atomic import atomic_write
 
 SCHEMA = "ibverify.results/1"
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
-VERDICTS = ("holds", "does not hold", "refuted", "not refuted", "finding", "error")
+VERDICTS = ("holds", "does not hold", "refuted", "not refuted", "finding", "error", "inconclusive")
 EXPECT_BY_STATUS = {"paper": "holds", "derived": "holds", "reconstructed": "holds", "control": "refuted",
                     "beyond": "finding"}
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
@@ -118,8 +118,8 @@ def validate_results(results: Any) -> dict:
             _fail(f"claims[{i}].id", f"duplicates {c['id']!r}")
         seen.add(c["id"])
     recomputed = summarize(claims)  # the summary is derived data: it must be what the rows say
-    for key in ("total", "as_expected", "unexpected", "errors"):
-        if summary[key] != recomputed[key]:
+    for key in ("total", "as_expected", "unexpected", "errors", "inconclusive"):
+        if key in summary and summary[key] != recomputed[key]:
             _fail(f"summary.{key}", f"is {summary[key]} but the claim rows give {recomputed[key]}")
     return results
 
@@ -128,7 +128,8 @@ def summarize(rows: list[dict]) -> dict:
     """The `summary` of a results dict from its claim rows."""
     return {"total": len(rows), "as_expected": sum(r["as_expected"] for r in rows),
             "unexpected": sum(not r["as_expected"] for r in rows),
-            "errors": sum(r["verdict"] == "error" for r in rows)}
+            "errors": sum(r["verdict"] == "error" for r in rows),
+            "inconclusive": sum(r["verdict"] == "inconclusive" for r in rows)}
 
 
 def error_line(error: str | None) -> str:

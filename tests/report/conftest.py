@@ -68,7 +68,8 @@ def build_results():
     return {
         "schema": "ibverify.results/1", "created": "2026-11-29T20:00:00Z", "tier": "fast", "seed": 0,
         "versions": {"ibverify": "0.1.0", "python": "3.11.7", "numpy": "2.4.6", "cvxpy": None},
-        "summary": {"total": len(claims), "as_expected": n_ok, "unexpected": len(claims) - n_ok, "errors": errors},
+        "summary": {"total": len(claims), "as_expected": n_ok, "unexpected": len(claims) - n_ok, "errors": errors,
+                    "inconclusive": sum(c["verdict"] == "inconclusive" for c in claims)},
         "claims": claims,
     }
 
