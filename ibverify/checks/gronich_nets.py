@@ -2,8 +2,10 @@
 
 `network_kkt(ctx)`: for each generated example (teacher data of drawn size/dimension/seed, a two-layer ReLU²
 student of drawn width, a drawn initialization) train the claim's optimizer, score the run in every applicable
-geometry (gronich_score.score) and apply the cross-geometry rule (gronich_score.judge) to the geometry
-`judge` (default: the optimizer's own). The claim holds only if the rule holds on every example.
+geometry (gronich_score.score) and apply the three-valued cross-geometry rule (gronich_score.judge) to the geometry
+`judge` (default: the optimizer's own). An inconclusive example is extended ×10 up to `horizon_cap` (default 10×
+steps; prop.sequential). The claim holds with ≥ min_supported supported examples and none contradicted, does not
+hold on a contradicted one, and is inconclusive otherwise (prop.decide).
 
 A control names a wrong geometry in `judge` and sets `examples_from` to the claim it controls: its examples are
 then drawn with that claim's hypothesis seed, so the control judges the very runs the claim judged (and reuses
@@ -23,7 +25,8 @@ from ..optim.table import KNOBS
 from ..strategies.network import network_example
 from . import gronich_score as S
 from .gronich import get_run
-from .prop import Example, run_property
+from .prop import Example, run_property, sequential
+from .rules import INCONCLUSIVE, SET_ASIDE
 
 RUN_PARAMS = ("model", "depth", "q", "loss", "optimizer", "steps", "init_scale", "ratio", *KNOBS)
 
@@ -36,10 +39,13 @@ def family_ctx(ctx: CheckContext) -> CheckContext:
     return dataclasses.replace(ctx, claim=dataclasses.replace(ctx.claim, id=fam))
 
 
-def run_example(ctx: CheckContext, ex: dict, decades: float = 1.0):
-    """Train (or fetch from the cache) one example; 13 log-spaced checkpoints over the last three decades."""
+def run_example(ctx: CheckContext, ex: dict, steps: int | None = None):
+    """Train (or fetch from the cache) one example to `steps` (default: the tier's); 13 log-spaced checkpoints over
+    the last three decades."""
     cfg = {k: ctx.params[k] for k in RUN_PARAMS if k in ctx.params}
     cfg.update({k: v for k, v in ex.items() if k != "seed"})
+    if steps is not None:
+        cfg["steps"] = int(steps)
     steps = int(cfg["steps"])
     cfg["start"] = max(1, steps // 1000)          # T/1000 … T, 4 per decade: shared with the direction checks
     cfg["checkpoints"] = 13
@@ -58,7 +64,10 @@ def network_kkt(ctx: CheckContext) -> Outcome:
         return _one(ctx)
     outs = [_one(dataclasses.replace(ctx, params={**ctx.params, **case})) for case in cases]
     names = [c.get("optimizer", ctx.params.get("optimizer")) for c in cases]
-    return Outcome(holds=all(o.holds for o in outs),
+    undecided = [f"{n}: {o.inconclusive}" for n, o in zip(names, outs, strict=True) if o.inconclusive]
+    failed = any(not o.holds and not o.inconclusive for o in outs)
+    return Outcome(holds=all(o.holds for o in outs), inconclusive="" if failed else "; ".join(undecided),
+                   decisions={k: sum(o.decisions.get(k, 0) for o in outs) for k in outs[0].decisions},
                    figure="; ".join(f"{n}: {o.figure}" for n, o in zip(names, outs, strict=True)),
                    figures={f"{n}:{k}": v for n, o in zip(names, outs, strict=True) for k, v in o.figures.items()},
                    series=[s for o in outs for s in o.series], examples=sum(o.examples for o in outs),
@@ -70,7 +79,9 @@ def _one(ctx: CheckContext) -> Outcome:
     p = ctx.params
     opt_name = p["optimizer"]
     own = p.get("judge") or info(opt_name).geometry
-    decades, factor, min_drop = float(p.get("decades", 1.0)), ctx.tol("factor"), ctx.tol("min_drop")
+    decades, guard, min_drop = float(p.get("decades", 2.0)), ctx.tol("guard"), ctx.tol("min_drop")
+    steps = int(p["steps"])
+    cap = int(p.get("horizon_cap", 10 * steps))
     bound = float(p.get("rate_bound", 0.05))
     sig_max = ctx.tol("signature_max") if p.get("bound", False) else None
     series: list[Series] = []
@@ -78,17 +89,34 @@ def _one(ctx: CheckContext) -> Outcome:
     lines: list[str] = []
     rejected: list[str] = []
 
-    def evaluate(ex: dict) -> Example:
-        r, model, data, opt = run_example(ctx, ex, decades)
-        c = getattr(opt.geometry, "c", 1.0)
-        tag = example_tag(ex)
+    def judge_at(ex: dict, T: int, final: bool) -> tuple:
+        r, model, data, opt = run_example(ctx, ex, T)
         if not r.q_min or r.q_min[-1] <= 0:
+            return r, None, None
+        sc = S.score(r, model, data, getattr(opt.geometry, "c", 1.0), decades)
+        j = S.judge(sc, own, guard=guard, min_drop=min_drop, decades=decades, bound=bound, signature_max=sig_max,
+                    final=final)
+        return r, sc, j
+
+    def evaluate(ex: dict) -> Example:
+        tag = example_tag(ex)
+        seen = {}
+
+        def at(T: int, final: bool) -> Example:
+            r, sc, j = judge_at(ex, T, final)
+            seen.update(sc=sc, j=j, T=T)
+            if j is None:
+                return Example(True, {}, decision=SET_ASIDE if final else INCONCLUSIVE)
+            return Example(j.ok, j.figures, reason="; ".join(j.reasons), description=tag, inputs=ex,
+                           decision=j.decision)
+
+        e = sequential(at, steps, cap)
+        sc, j, T = seen["sc"], seen["j"], seen["T"]
+        if j is None:
             # (T2) assumes a limit direction with positive margin; a run whose ReLU² units all died (f ≡ 0) or
-            # that never separates the data is outside the theorem: discarded and counted, never a pass
+            # that never separates the data, even at the cap, is outside the theorem: set aside and counted
             rejected.append(tag)
             reject()
-        sc = S.score(r, model, data, c, decades)
-        j = S.judge(sc, own, factor=factor, min_drop=min_drop, decades=decades, bound=bound, signature_max=sig_max)
         k = len(lines)
         for g in sc.residual:
             series.append(Series(f"{S.LABEL[g]} residual", sc.steps, sc.residual[g], ylabel="Fenchel KKT residual",
@@ -97,25 +125,31 @@ def _one(ctx: CheckContext) -> Outcome:
         for kind, rf in j.rates.items():
             figs[f"{kind}_slope[{k}]"] = rf.slope
             figs[f"{kind}_crossing[{k}]"] = rf.crossing if rf.crossing is not None else float("nan")
-        lines.append(f"{tag}: {S.LABEL[own]} residual {j.figures['residual']:.3g} "
+        figs[f"horizon[{k}]"] = float(T)
+        lines.append(f"{tag}: {e.word} at T = {T:.2g}: {S.LABEL[own]} residual {j.figures['residual']:.3g} "
                      f"({j.figures['residual_ratio']:.2f}× the closest other geometry), "
-                     f"signature {j.figures['signature']:.3g}; " + S.rate_line(j.rates, bound))
-        return Example(j.ok, j.figures, reason="; ".join(j.reasons), description=tag, inputs=ex)
+                     f"signature {j.figures['signature']:.3g}; " + S.rate_line(j.rates, bound)
+                     + (f" ({e.reason})" if e.reason else ""))
+        return e
 
     res = run_property(family_ctx(ctx), network_example(), evaluate)
     ex = res.examples
     ratios = [e.figures.get("residual_ratio") for e in ex]
     resid = [e.figures.get("residual") for e in ex]
-    fig = (f"{len(ex)} example(s): {S.LABEL[own]} residual median {S.median(resid):.3g}, "
+    counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
+    fig = (f"{len(ex)} example(s) ({counts}): {S.LABEL[own]} residual median {S.median(resid):.3g}, "
            f"own/closest-other ratio ≤ {max((r for r in ratios if r is not None), default=float('nan')):.2f} "
-           f"(rule: ≤ 1/{factor:g}), at T = {int(p['steps']):.2g}")
-    details = (f"judged in {S.LABEL[own]}; rule: falling ≥ {min_drop:.0%} over the last {decades:g} decade(s) and "
-               f"{factor:g}× below every other geometry, for the Fenchel residual (signature: reported; "
-               "≤ 5% at the bound tier); "
+           f"(supported: < {1 / guard:g} and falling), at T = {steps:.2g} (extended ×10 up to {cap:.2g} while "
+           "undecided)")
+    details = (f"judged in {S.LABEL[own]}; rule (rules.judge_separation over the last {decades:g} decades, ≥ 3 "
+               f"checkpoints): supported when the own/closest-other Fenchel residual ratio is < {1 / guard:g} and "
+               f"falls and the own residual falls (≥ {min_drop:.0%} in the last decade); contradicted when another "
+               "geometry is at or below the own one with no falling ratio, or at the cap the own residual is a "
+               "stable plateau; inconclusive otherwise (signature: reported; ≤ 5% at the bound tier); "
                + " | ".join(lines)
                + (f" | discarded (no positive margin at the horizon, outside (T2)): {', '.join(rejected)}"
                   if rejected else ""))
     figs["discarded"] = len(rejected)
-    return Outcome(holds=res.holds, figure=fig, figures=figs, series=series, examples=len(ex), details=details,
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig, figures=figs, series=series, examples=len(ex), details=details,
                    counterexample=None if res.failing is None else
                    {"example": res.failing.inputs, "reason": res.failing.reason})

@@ -11,50 +11,73 @@ from ibverify import IbverifyError
 from ibverify.checks import gronich_dynamics as D
 from ibverify.checks import gronich_linear as GL
 from ibverify.checks import gronich_score as S
-from ibverify.checks.rules import rate_fit
+from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, rate_fit
 from ibverify.data import netdata as datasets
 from ibverify.oracles import kkt
 from ibverify import models
 from ibverify import geometry as G
 from ibverify.strategies.network import separable_linear
 
-STEPS = [1000, 3162, 10000]
+STEPS = [1000, 3162, 10000, 31623, 100000]   # two decades, five checkpoints
 
 
 def scores(own_curve, others):
     sc = S.Scores(STEPS)
-    sc.residual = {"linf": own_curve, **{g: [v] * 3 for g, v in others.items()}}
-    sc.signature = {g: [0.01, 0.01, 0.01] for g in sc.residual}
+    sc.residual = {"linf": list(own_curve), **{g: list(v) if np.ndim(v) else [v] * 5 for g, v in others.items()}}
+    sc.signature = {g: [0.01] * 5 for g in sc.residual}
     return sc
 
 
+FALLING = [0.6, 0.45, 0.33, 0.25, 0.19]
+
+
 def test_both_halves_hold():
-    j = S.judge(scores([0.6, 0.5, 0.3], {"l2": 0.5, "msp": 0.7}), "linf", factor=1.25, min_drop=0.05)
-    assert j.ok and j.figures["residual_ratio"] == pytest.approx(0.6)
+    j = S.judge(scores(FALLING, {"l2": 0.5, "msp": 0.7}), "linf")
+    assert j.decision == SUPPORTED and j.ok and j.figures["residual_ratio"] == pytest.approx(0.38)
 
 
-def test_falling_alone_decides():
-    # separated (0.3 vs 0.5) but flat over the decade: not a trend toward the KKT direction
-    sc = scores([0.3, 0.3, 0.299], {"l2": 0.5, "msp": 0.7})
-    sc.move = 0.00123
-    j = S.judge(sc, "linf", factor=1.25, min_drop=0.05)
-    assert not j.ok and any("not falling" in r for r in j.reasons) and not any("below" in r for r in j.reasons)
-    assert "direction moved 1 − cos = 0.0012 over it" in j.reasons[0] and j.figures["direction_move"] == 0.00123
+def test_ratio_half_alone_contradicts():
+    # the own residual falls, but ℓ2's falls as fast and stays below: another geometry at or below, ratio flat
+    l2 = [v * 0.9 for v in FALLING]
+    j = S.judge(scores(FALLING, {"l2": l2, "msp": 0.7}), "linf", final=False)
+    assert j.decision == CONTRADICTED and "at or below" in j.reasons[0] and j.figures["residual_falling"] == 1.0
 
 
-def test_separation_alone_decides():
-    # falling, but a competing geometry's residual is as small: early training, any geometry falls
-    j = S.judge(scores([0.6, 0.5, 0.42], {"l2": 0.5, "msp": 0.7}), "linf", factor=1.25, min_drop=0.05)
-    assert not j.ok and any("not 1.25× below ℓ2" in r for r in j.reasons)
-    assert not any("not falling" in r for r in j.reasons)
+def test_own_trend_half_alone_contradicts_at_the_cap():
+    # separated and the ratio falls (the others rise), but the own residual is a stable plateau
+    own = [0.3, 0.3, 0.299, 0.3, 0.299]
+    rising = [0.5, 0.6, 0.7, 0.8, 0.9]
+    assert S.judge(scores(own, {"l2": rising}), "linf", final=True).decision == CONTRADICTED
+    j = S.judge(scores(own, {"l2": rising}), "linf", final=False)      # before the cap: extend, not decide
+    assert j.decision == INCONCLUSIVE and "to be extended" in j.reasons[0]
+
+
+def test_a_ratio_above_one_that_falls_is_inconclusive_not_contradicted():
+    own = [0.9, 0.7, 0.5, 0.36, 0.26]
+    j = S.judge(scores(own, {"l2": [0.5, 0.42, 0.36, 0.31, 0.25]}), "linf")
+    assert j.figures["residual_ratio"] > 1 and j.decision == INCONCLUSIVE
+
+
+def test_guard_alone_keeps_a_ratio_near_one_undecided():
+    own = [0.6, 0.45, 0.33, 0.25, 0.19]
+    others = {"l2": [0.7, 0.58, 0.47, 0.38, 0.3]}           # ratio 0.86 → 0.63, falling
+    assert S.judge(scores(own, others), "linf").decision == SUPPORTED
+    assert S.judge(scores(own, others), "linf", guard=2.0).decision == INCONCLUSIVE
+
+
+def test_too_few_checkpoints_is_inconclusive():
+    sc = scores(FALLING, {"l2": 0.5})
+    sc.steps, sc.residual = sc.steps[-2:], {g: v[-2:] for g, v in sc.residual.items()}
+    sc.signature = {g: v[-2:] for g, v in sc.signature.items()}
+    assert S.judge(sc, "linf").decision == INCONCLUSIVE
 
 
 def test_signature_bound_at_the_bound_tier():
-    sc = scores([0.6, 0.5, 0.3], {"l2": 0.5})
-    sc.signature["linf"] = [0.2, 0.15, 0.1]
-    assert S.judge(sc, "linf", factor=1.25, min_drop=0.05).ok                        # falling: fine at fast tier
-    bad = S.judge(sc, "linf", factor=1.25, min_drop=0.05, signature_max=0.05)
-    assert not bad.ok and "signature 0.1 > 0.05" in bad.reasons[0]
+    sc = scores(FALLING, {"l2": 0.5})
+    sc.signature["linf"] = [0.3, 0.25, 0.2, 0.15, 0.1]
+    assert S.judge(sc, "linf").decision == SUPPORTED                            # fast tier: reported only
+    bad = S.judge(sc, "linf", signature_max=0.05)
+    assert bad.decision == INCONCLUSIVE and "signature 0.1 > 0.05" in bad.reasons[0]
 
 
 def test_rate_reports_crossing_and_flat():
@@ -222,8 +245,8 @@ def test_deep_net_runs_separate_muon_from_momentum_gd(claim_id, own, rival):
     r, model, data, opt = run_example(ctx, ex)
     assert isinstance(model, models.DeepReLU) and list(model.blocks) == ["W1", "W2", "a"]
     assert model.blocks["W2"] == (8, 8) and model.L == pytest.approx(1 + 1.25 + 1.25 ** 2)
-    sc = S.score(r, model, data, 1.0, 1.0)
-    mine = S.judge(sc, own, factor=1.25, min_drop=0.05)
-    other = S.judge(sc, rival, factor=1.25, min_drop=0.05)
-    assert mine.ok, mine.reasons
-    assert not other.ok and other.figures["residual_ratio"] > 1.5
+    sc = S.score(r, model, data, 1.0)
+    mine = S.judge(sc, own)
+    other = S.judge(sc, rival)
+    assert mine.decision == SUPPORTED, mine.reasons
+    assert other.decision == CONTRADICTED and other.figures["residual_ratio"] > 1.5

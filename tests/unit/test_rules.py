@@ -118,3 +118,48 @@ def test_rate_fit_a_crossing_beyond_the_float_range_is_no_crossing():
     y = 0.5 * X ** -0.0011
     f = rate_fit(X, y, bound=1e-3)
     assert f.crossing is None and f.slope < -1e-3 and not f.reached
+
+
+# ------------------------------------------------------------------ three-valued decisions
+
+from ibverify.checks.rules import (CONTRADICTED, INCONCLUSIVE, SET_ASIDE, SUPPORTED, judge_gap,  # noqa: E402
+                                   judge_invariant, tally, window_fit)
+
+
+def test_window_fit_needs_three_points_over_the_window():
+    assert window_fit(X, X ** -0.5, 1e-3, decades=2.0).slope == pytest.approx(-0.5)
+    assert window_fit(X[-2:], X[-2:] ** -0.5, 1e-3, decades=0.2) is None       # two points: never a trend
+    assert window_fit(X[-5:], X[-5:] ** -0.5, 1e-3, decades=2.0) is None       # spans one decade only
+
+
+def test_judge_gap_supported_needs_both_halves():
+    assert judge_gap(X, 0.1 * X ** -0.5, bound=1e-3).word == SUPPORTED         # 3e-4 at the horizon, falling
+    # closeness alone: falling but above the bound → not yet (with the fitted crossing), never contradicted
+    d = judge_gap(X, 10 * X ** -0.5, bound=1e-3)
+    assert d.word == INCONCLUSIVE and "on track" in d.reason and d.fit.crossing == pytest.approx(1e8, rel=1e-6)
+    # trend alone: within the bound but a stable plateau → contradicted at the final horizon
+    assert judge_gap(X, np.full_like(X, 1e-4), bound=1e-3).word == CONTRADICTED
+    assert judge_gap(X, np.full_like(X, 1e-4), bound=1e-3, final=False).word == INCONCLUSIVE
+
+
+def test_judge_gap_plateau_and_rise_contradict_and_bumps_do_not():
+    assert judge_gap(X, 0.05 * X ** 0.1, bound=1e-3).word == CONTRADICTED      # rising
+    bumpy = 0.1 * X ** -0.3 * (1 + 0.3 * np.where(X >= 1e4, 1, 0))             # a bump in the last decade
+    assert judge_gap(X, bumpy, bound=1e-6).word == INCONCLUSIVE
+    assert judge_gap(X, np.r_[X[:-1] ** -1, np.nan], bound=1.0).word == CONTRADICTED
+    assert judge_gap(X, np.full_like(X, 1e-13), bound=1e-3).word == SUPPORTED  # reached the floor
+
+
+def test_judge_invariant():
+    assert judge_invariant(X, np.full_like(X, 6.3), floor=1e-3).word == SUPPORTED
+    assert judge_invariant(X, 1e-3 * X ** 0.5, floor=1e-6).word == CONTRADICTED    # ×3.2 per decade
+    assert judge_invariant(X, 1e-3 * X ** 0.5, floor=1.0).word != CONTRADICTED     # below the floor
+    assert judge_invariant(X, 1e-3 * X ** 0.2, floor=1e-6).word == INCONCLUSIVE    # ×1.6: neither
+
+
+def test_tally():
+    assert tally([SUPPORTED] * 3, 2) == (True, "3 supported")
+    assert tally([SUPPORTED, SUPPORTED, CONTRADICTED], 1)[0] is False               # one contradiction decides
+    assert tally([SUPPORTED, INCONCLUSIVE, INCONCLUSIVE], 2)[0] is None
+    assert tally([SUPPORTED, SUPPORTED, SET_ASIDE], 2)[0] is True                   # set aside: neither side
+    assert tally([SET_ASIDE, SET_ASIDE], 0)[0] is None                              # nothing judged
