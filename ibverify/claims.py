@@ -51,11 +51,12 @@ class Claim:
     assumptions: list[str] = field(default_factory=list)
     controls: list[str] = field(default_factory=list)
     convention: dict[str, Any] = field(default_factory=dict)
+    expect_verdict: str = ""   # a control of a rule half that can only withhold support: "inconclusive"
     path: str = ""
 
     @property
     def expect(self) -> str:
-        return {"control": REFUTED, "beyond": FINDING}.get(self.status, HOLDS)
+        return self.expect_verdict or {"control": REFUTED, "beyond": FINDING}.get(self.status, HOLDS)
 
     def params_for(self, tier: str) -> dict[str, Any]:
         """Claim params with the tier's overrides applied."""
@@ -173,6 +174,9 @@ def load_claim(path: Path) -> Claim:
     unknown = set(data.get("tiers", {})) - set(TIERS)
     if unknown:
         raise IbverifyError(f"{path}: unknown tier(s) {sorted(unknown)}; tiers are {TIERS}")
+    if data.get("expect_verdict", INCONCLUSIVE) != INCONCLUSIVE or ("expect_verdict" in data
+                                                                    and data["status"] != "control"):
+        raise IbverifyError(f"{path}: expect_verdict may only be 'inconclusive', and only for a control")
     if Path(path).stem != data["id"]:
         raise IbverifyError(f"{path}: file name must be the claim id {data['id']!r}")
     fields = Claim.__dataclass_fields__

@@ -6,18 +6,22 @@ within 3 % of γ∞ has cos ≤ 0.99 to ŵ2, so no run can pass an ℓ2 check an
 The optimizer runs and the gap to a target geometry is measured at log-spaced checkpoints:
     target l2:    gap = 1 − cos(w_t, ŵ2)                      close: cos ≥ cos_min at the horizon
     target linf:  gap = (γ∞ − min_i z_i·w_t/‖w_t‖_∞) / γ∞     close: gap ≤ gap_max at the horizon
-and the trend half (rules.py, one implementation) must hold too:
-    criterion "falling"   (default) rules.falling(gap, trend_decades, min_drop = tolerance trend_drop)
-    criterion "invariant" (l2 only)  K_t = (1 − cos(w_t, ŵ2))·‖w_t‖² is settled:
-                          rules.settled(K, trend_decades, rise_max = tolerance k_rise_max), and ‖w‖² grows by
-                          ≥ tolerance w2_growth_min per decade (rules.falling of 1/‖w‖²). If w_t = r_t ŵ2 + ξ_t
+and the trend half (rules.py, one implementation; fits over ≥ 3 checkpoints spanning ≥ 2 decades) too. Each
+example is three-valued (decide_direction):
+    criterion "falling"   (default) rules.judge_gap(gap, bound, min_drop = tolerance trend_drop): supported when
+                          close and falling, contradicted by a stable plateau at the cap, else inconclusive
+    criterion "invariant" (l2 only)  K_t = (1 − cos(w_t, ŵ2))·‖w_t‖² must settle: rules.judge_invariant (settled:
+                          last decade ≤ 1 + k_rise_max; contradicted: K rising ≥ 2× per decade over two decades),
+                          and ‖w‖² grows by ≥ tolerance w2_growth_min per decade (rules.falling of 1/‖w‖²). If w_t = r_t ŵ2 + ξ_t
                           with a bounded offset ξ_t, then 1 − cos ≈ ‖ξ⊥‖²/(2 r_t²) and K → ‖ξ⊥‖²/2: a settled
                           K with ‖w_t‖ → ∞ is directional convergence at rate 1/‖w‖², and it survives the
                           small-β2 transient in which the gap first rises while the support margins build
                           their offset Δ* ≈ ((N−1)/2)·ln(1/β2) (NUMERICS.md; K then jumps and settles again).
 A claim and its control call this same function; only the optimizer (or the target) and the
-expectation differ. `refuted_by` = "trend" | "closeness" (controls) asserts which half must refute:
-if the other half fails on any example the check raises (the control would not test that half).
+expectation differ. An inconclusive example is extended ×10 (epochs) up to `extend`× the tier's epochs (default 10).
+`refuted_by` = "trend" | "closeness" (controls) asserts which half must decide: if the other half fails on any
+example the check raises (the control would not test that half). Closeness alone never contradicts: a falling
+gap above the bound is "not yet", so the closeness control expects "inconclusive".
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from ..evidence import Outcome, Series, beta_text
 from ..optim import OptimizerSpec
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
-from .prop import Example, run_property, step_progress
-from .rules import closeness, falling, settled, value_before
+from .prop import Example, run_property, sequential, step_progress
+from .rules import (CONTRADICTED, FLAT, FLOOR, SUPPORTED, Decision, closeness, falling, judge_gap, judge_invariant,
+                    value_before, window_fit)
 
 
 def beta2_strategy(lo: float, hi: float, scale: str = "linear"):
@@ -100,6 +105,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
     if criterion == "invariant" and target != "l2":
         raise IbverifyError("criterion 'invariant' (K = (1 − cos)·‖w‖²) is defined for target l2 only")
     refuted_by = p.get("refuted_by")
+    bound = 1 - need if target == "l2" else need  # l2: 1 − cos ≤ 1 − cos_min
 
     def evaluate(ex) -> Example:
         cert, (b1, b2), bseed, loss = ex
@@ -109,44 +115,67 @@ def direction_converges(ctx: CheckContext) -> Outcome:
         if b == "drawn":
             b = 1 + bseed % D.n
         spec = OptimizerSpec.from_params(p, batch_size=b, beta1=b1, beta2=b2, loss=loss, seed=bseed).resolved(D.n)
-        steps = int(p["epochs"]) * (D.n // spec.batch_size if spec.batch_size < D.n else 1)
+        per_epoch = D.n // spec.batch_size if spec.batch_size < D.n else 1
+        epochs = int(p["epochs"])
         desc = f"n={D.n} d={D.d} β1={beta_text(b1)} β2={beta_text(b2)} b={spec.batch_size} {loss}"
-        r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), progress=step_progress(ctx, desc),
-                **resumable(ctx, Z, spec, steps))
-        gap, refs = gap_series(Z, r.ws, target)
-        final = float(gap[-1])
-        close = closeness(final, 1 - need if target == "l2" else need)  # l2: 1 − cos ≤ 1 − cos_min
-        curves = {"gap": (r.checkpoints.tolist(), np.maximum(gap, 1e-18).tolist())}
-        K = gap * np.sum(r.ws * r.ws, axis=1)
-        if criterion == "invariant":
-            grows = falling(r.checkpoints, 1.0 / np.maximum(np.sum(r.ws * r.ws, axis=1), 1e-300), decades,
-                            1.0 - 1.0 / ctx.tol("w2_growth_min"))
-            trend = settled(r.checkpoints, K, decades, ctx.tol("k_rise_max")) and grows
-            curves["K"] = (r.checkpoints.tolist(), np.maximum(K, 1e-18).tolist())
-            why_trend = (f"K = (1 − cos)·‖w‖² not settled ({K[-1]:.3g} vs {_before(r.checkpoints, K, decades):.3g})"
-                         if grows else "‖w‖² not growing: K settled only because the run froze")
-        else:
-            trend = falling(r.checkpoints, gap, decades, ctx.tol("trend_drop"))
-            why_trend = (f"gap not falling by {ctx.tol('trend_drop'):.0%} over the last {decades:g} decade(s) "
-                         f"({final:.3g} vs {_before(r.checkpoints, gap, decades):.3g})")
-        if refuted_by == "trend" and not close:
-            raise IbverifyError(f"{ctx.claim.id}: meant to be refuted by the trend alone, "
-                                f"but closeness failed ({desc})")
-        if refuted_by == "closeness" and not trend:
-            raise IbverifyError(f"{ctx.claim.id}: meant to be refuted by closeness alone, "
-                                f"but the trend failed ({desc})")
-        shown = ("cos", 1 - final) if target == "l2" else ("gap", final)
-        reason = [] if close else [f"{shown[0]} at horizon {shown[1]:.4g}"]
-        if not trend:
-            reason.append(why_trend)
-        return Example(close and trend, {"final_gap": final, **refs, "K": float(K[-1]), "close": float(close),
-                                         "trend": float(trend), "stalled": r.diagnostics["stalled_steps"]},
-                       curves, "; ".join(reason), desc,
-                       {"n": D.n, "d": D.d, "beta1": b1, "beta2": b2, "batch_size": spec.batch_size, "loss": loss,
-                        "steps": steps, "beta1_zero_reconstructed": b1 == 0.0, "data": repr(cert)})
+        inputs = {"n": D.n, "d": D.d, "beta1": b1, "beta2": b2, "batch_size": spec.batch_size, "loss": loss,
+                  "beta1_zero_reconstructed": b1 == 0.0, "data": repr(cert)}
+
+        def at(E: int, final: bool) -> Example:
+            steps = E * per_epoch
+            r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), progress=step_progress(ctx, desc),
+                    **resumable(ctx, Z, spec, steps))
+            gap, refs = gap_series(Z, r.ws, target)
+            w2 = np.sum(r.ws * r.ws, axis=1)
+            K = gap * w2
+            d, close, trend = decide_direction(r.checkpoints, gap, w2, bound, criterion, decades, ctx, final)
+            if refuted_by == "trend" and not close:
+                raise IbverifyError(f"{ctx.claim.id}: meant to be refuted by the trend alone, "
+                                    f"but closeness failed ({desc})")
+            if refuted_by == "closeness" and not trend:
+                raise IbverifyError(f"{ctx.claim.id}: meant to be kept from support by closeness alone, "
+                                    f"but the trend failed ({desc})")
+            curves = {"gap": (r.checkpoints.tolist(), np.maximum(gap, 1e-18).tolist())}
+            if criterion == "invariant":
+                curves["K"] = (r.checkpoints.tolist(), np.maximum(K, 1e-18).tolist())
+            final_gap = float(gap[-1])
+            return Example(d.word != CONTRADICTED,
+                           {"final_gap": final_gap, **refs, "K": float(K[-1]), "close": float(close),
+                            "trend": float(trend), "stalled": r.diagnostics["stalled_steps"],
+                            "crossing": d.fit.crossing if d.fit and d.fit.crossing else float("nan")},
+                           curves, "" if d.word == SUPPORTED else d.reason, desc, {**inputs, "steps": steps},
+                           decision=d.word)
+
+        return sequential(at, epochs, epochs * int(p.get("extend", 10)))
 
     res = run_property(ctx, _strategy(p), evaluate)
     return _outcome(res, target, need)
+
+
+def decide_direction(x, gap, w2, bound: float, criterion: str, decades: float, ctx: CheckContext,
+                     final: bool) -> tuple:
+    """(rules.Decision, close, trend) of one run: criterion "falling" is rules.judge_gap on the gap; "invariant"
+    needs K = gap·‖w‖² settled (rules.judge_invariant: contradicted when K rises ≥ 2× per decade over two decades
+    while the gap is above the floor) and ‖w‖² growing, with the gap within `bound` for support."""
+    decades = max(2.0, decades)
+    close = closeness(float(gap[-1]), bound)
+    if criterion != "invariant":
+        d = judge_gap(x, gap, bound, decades=decades, min_drop=ctx.tol("trend_drop"), final=final)
+        return d, close, bool(d.fit is not None and d.fit.slope < FLAT and falling(x, gap, 1.0, ctx.tol("trend_drop")))
+    K = gap * w2
+    grows = falling(x, 1.0 / np.maximum(w2, 1e-300), 1.0, 1.0 - 1.0 / ctx.tol("w2_growth_min"))
+    inv = judge_invariant(x, K, floor=FLOOR * float(w2[-1]), decades=decades, rise_max=ctx.tol("k_rise_max"))
+    trend = inv.word == SUPPORTED and grows
+    if inv.word == CONTRADICTED:
+        return Decision(CONTRADICTED, f"K = (1 − cos)·‖w‖² {inv.reason}"), close, trend
+    if not grows:
+        why = "‖w‖² not growing (the run froze)"
+        return Decision(CONTRADICTED if final else INCONCLUSIVE, why), close, trend
+    if trend and close:
+        return Decision(SUPPORTED, f"K {inv.reason}, gap {float(gap[-1]):.3g} ≤ {bound:g}"), close, trend
+    fit = window_fit(x, gap, bound, decades)
+    return (Decision(INCONCLUSIVE, f"K {inv.reason}; gap {float(gap[-1]):.3g} vs {bound:g}"
+                     + (f"; {fit.describe(bound)}" if fit else ""), fit), close, trend)
 
 
 def _before(x, y, decades: float) -> float:
@@ -156,6 +185,7 @@ def _before(x, y, decades: float) -> float:
 
 def _outcome(res, target: str, need: float) -> Outcome:
     exs = res.examples
+    counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
     finals = np.array([e.figures["final_gap"] for e in exs])
     label = "1 − cos(w, ŵ2)" if target == "l2" else "(γ∞ − γ∞(w))/γ∞"
     series = [Series(f"{e.description}", *e.curves["gap"], ylabel=label, group="gap") for e in exs[:12]]
@@ -163,22 +193,22 @@ def _outcome(res, target: str, need: float) -> Outcome:
                for e in exs[:12] if "K" in e.curves]
     worst = exs[int(np.argmax(finals))]
     if target == "l2":
-        fig = f"min cos(w, ŵ2) = {1 - finals.max():.6f} over {len(exs)} datasets (need ≥ {need})"
+        fig = f"min cos(w, ŵ2) = {1 - finals.max():.6f} over {len(exs)} datasets ({counts}; need ≥ {need})"
         figures = {"min_cos_l2": 1 - finals.max(), "max_gap": finals.max()}
     else:
-        fig = f"max ℓ∞ margin gap = {finals.max():.3%} over {len(exs)} datasets (need ≤ {need:.0%})"
+        fig = f"max ℓ∞ margin gap = {finals.max():.3%} over {len(exs)} datasets ({counts}; need ≤ {need:.0%})"
         figures = {"max_linf_gap": finals.max(), "min_linf_gap": finals.min()}
     if res.failing is not None:
         f = res.failing
         fig = f"counterexample: {f.reason} ({f.description})"
     table = [{"example": e.description, "final gap": e.figures["final_gap"], "K": e.figures["K"],
               "close": bool(e.figures["close"]), "trend": bool(e.figures["trend"]),
-              "β1 = 0 (reconstructed)": bool(e.inputs.get("beta1_zero_reconstructed")), "ok": e.ok,
-              "why not": e.reason} for e in exs]
+              "β1 = 0 (reconstructed)": bool(e.inputs.get("beta1_zero_reconstructed")), "decision": e.word,
+              "horizon (steps)": e.inputs.get("steps"), "why not": e.reason} for e in exs]
     figures["refuted_by_trend_only"] = float(sum(e.figures["close"] and not e.figures["trend"] for e in exs))
     figures["refuted_by_closeness_only"] = float(sum(e.figures["trend"] and not e.figures["close"] for e in exs))
     return Outcome(
-        holds=res.holds, figure=fig, figures=figures, series=series,
+        holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig, figures=figures, series=series,
         details=(f"worst example: {worst.description}, final gap {worst.figures['final_gap']:.3g}"
                  + (f"; {res.failing.reason}" if res.failing else "")),
         examples=len(exs), table=table,

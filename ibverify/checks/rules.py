@@ -236,10 +236,11 @@ def judge_separation(x, own, others: dict[str, list[float]], *, decades: float =
     return Decision(INCONCLUSIVE, head + ("" if final else ", to be extended"), ofit), rival
 
 
-def judge_invariant(x, y, *, floor: float, rise: float = 2.0, decades: float = 2.0) -> Decision:
+def judge_invariant(x, y, *, floor: float, rise: float = 2.0, decades: float = 2.0,
+                    rise_max: float = 0.1) -> Decision:
     """A quantity that must settle to a constant: CONTRADICTED when it rises ≥ `rise`× per decade over each of
-    the last `decades` decades while above `floor`; SUPPORTED when the last decade rises < 10 %; else
-    INCONCLUSIVE."""
+    the last `decades` decades while above `floor`; SUPPORTED when the last decade rises ≤ rise_max (settled);
+    else INCONCLUSIVE."""
     xa, ya = np.asarray(x, float), np.asarray(y, float)
     last = float(ya[-1])
     steps = [value_before(xa, ya, k) for k in range(int(math.ceil(decades)) + 1)]
@@ -248,7 +249,7 @@ def judge_invariant(x, y, *, floor: float, rise: float = 2.0, decades: float = 2
     per = [steps[k] / steps[k + 1] if steps[k + 1] > 0 else math.inf for k in range(len(steps) - 1)]
     if last > floor and all(g >= rise for g in per):
         return Decision(CONTRADICTED, f"rises ×{min(per):.3g}+ per decade over {decades:g} decades to {last:.3g}")
-    if settled(xa, ya, 1.0, 0.1):
+    if settled(xa, ya, 1.0, rise_max):
         return Decision(SUPPORTED, f"settled at {last:.3g} (×{per[0]:.3g} over the last decade)")
     return Decision(INCONCLUSIVE, f"×{per[0]:.3g} over the last decade")
 

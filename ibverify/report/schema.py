@@ -129,7 +129,7 @@ def summarize(rows: list[dict]) -> dict:
     return {"total": len(rows), "as_expected": sum(r["as_expected"] for r in rows),
             "unexpected": sum(not r["as_expected"] for r in rows),
             "errors": sum(r["verdict"] == "error" for r in rows),
-            "inconclusive": sum(r["verdict"] == "inconclusive" for r in rows)}
+            "inconclusive": sum(r["verdict"] == "inconclusive" and not r["as_expected"] for r in rows)}
 
 
 def error_line(error: str | None) -> str:
