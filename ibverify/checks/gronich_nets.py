@@ -172,6 +172,7 @@ def _one(ctx: CheckContext) -> Outcome:
     figs["outside_t2"] = len(outside_t2)
     if outside_t2:
         details += f" | set aside, outside (T2) (direction not converging at the cap): {', '.join(outside_t2)}"
-    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig, figures=figs, series=series, examples=len(ex), details=details,
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig, figures=figs,
+                   series=series, examples=len(ex), details=details,
                    counterexample=None if res.failing is None else
                    {"example": res.failing.inputs, "reason": res.failing.reason})

@@ -12,7 +12,8 @@ example is three-valued (decide_direction):
                           close and falling, contradicted by a stable plateau at the cap, else inconclusive
     criterion "invariant" (l2 only)  K_t = (1 − cos(w_t, ŵ2))·‖w_t‖² must settle: rules.judge_invariant (settled:
                           last decade ≤ 1 + k_rise_max; contradicted: K rising ≥ 2× per decade over two decades),
-                          and ‖w‖² grows by ≥ tolerance w2_growth_min per decade (rules.falling of 1/‖w‖²). If w_t = r_t ŵ2 + ξ_t
+                          and ‖w‖² grows by ≥ tolerance w2_growth_min per decade (rules.falling of 1/‖w‖²).
+                          If w_t = r_t ŵ2 + ξ_t
                           with a bounded offset ξ_t, then 1 − cos ≈ ‖ξ⊥‖²/(2 r_t²) and K → ‖ξ⊥‖²/2: a settled
                           K with ‖w_t‖ → ∞ is directional convergence at rate 1/‖w‖², and it survives the
                           small-β2 transient in which the gap first rises while the support margins build
@@ -41,8 +42,8 @@ from ..optim import OptimizerSpec
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
 from .prop import Example, run_property, sequential, step_progress
-from .rules import (CONTRADICTED, FLAT, FLOOR, SUPPORTED, Decision, closeness, falling, judge_gap, judge_invariant,
-                    value_before, window_fit)
+from .rules import (CONTRADICTED, FLAT, FLOOR, INCONCLUSIVE, SUPPORTED, Decision, closeness, falling, judge_gap,
+                    judge_invariant, value_before, window_fit)
 
 
 def beta2_strategy(lo: float, hi: float, scale: str = "linear"):
