@@ -54,3 +54,64 @@ def test_realized_weights_recover_known_weights_without_overflow():
     with np.errstate(over="raise"):
         k = realized_weights(Z, w0, w1, eta)
     assert np.allclose(k, kappa[:2], rtol=1e-9)
+
+
+# ------------------------------------------------------------------ the per-support-vector offset law (gr_offset_law)
+
+from ibverify.checks import rules  # noqa: E402
+from ibverify.checks.paper1_laws import discriminating_gr, gr_offset_law, offset_law  # noqa: E402
+from ibverify.claims import CheckContext, Claim  # noqa: E402
+from ibverify.oracles import max_margin  # noqa: E402
+
+
+def _ctx(params, tol):
+    cl = Claim(id="t", paper="", result="", status="beyond", statement="", check="", params=params,
+               tolerances={k: {"value": v, "why": "test"} for k, v in tol.items()}, tiers={"fast": {}})
+    return CheckContext(cl, "fast", params)
+
+
+def test_offset_law_values_on_data_seed_5():
+    """Support vectors 3, 4, 8; j0 = 3 (largest λ_j a_j); lags 0, 1, 5: the spread grows like (5/2)·ln(1/β2), not
+    (N−1)/2 = 4.5. Offsets measured on 1e6-step runs (β2 = 0.01: 2.217, 9.577; β2 = 1e−3: 3.368, 15.334)."""
+    Z = discriminating_gr(10, 8, 5)
+    mm = max_margin(Z, "l2")
+    assert mm.support.tolist() == [3, 4, 8]
+    for b2, want in ((0.01, [0.0, 2.214, 9.575]), (1e-3, [0.0, 3.365, 15.332])):
+        j0, off = offset_law(Z, mm.support, mm.duals, b2)
+        j0c, closed = offset_law(Z, mm.support, mm.duals, b2, exact=False)
+        assert j0 == j0c == 3
+        assert np.allclose(off, want, atol=2e-3) and np.allclose(closed, off, atol=1e-9)
+    # slope of the offsets in ln(1/β2) is exactly lag/2
+    _, a = offset_law(Z, mm.support, mm.duals, 1e-4, exact=False)
+    _, b = offset_law(Z, mm.support, mm.duals, 1e-6, exact=False)
+    assert np.allclose((b - a) / np.log(100), [0.0, 0.5, 2.5], atol=1e-12)
+
+
+def test_offset_law_equilibrium_weights_are_the_duals():
+    """At the exact equilibrium the per-epoch step coefficients σ_j/√v_j (σ_j = e^{−m_j}) are ∝ λ_j, at any β2."""
+    Z = discriminating_gr(10, 8, 6)
+    mm = max_margin(Z, "l2")
+    sv, n, a = mm.support, 10, np.abs(Z[:, 0])
+    for b2 in (0.5, 0.05):
+        j0, off = offset_law(Z, sv, mm.duals, b2)
+        m = off + 7.0  # any common shift
+        u = a[sv] * np.exp(-m)
+        v = np.array([sum(b2 ** ((j - l) % n) * u[q] ** 2 for q, l in enumerate(sv)) for j in sv])
+        c = np.exp(-m) / np.sqrt(v)
+        assert np.allclose(c / c.sum(), mm.duals[sv] / mm.duals[sv].sum(), rtol=1e-9)
+
+
+def test_gr_offset_law_supports_the_right_run_and_contradicts_a_reordered_one():
+    """The law with its own cyclic order: supported (error ≤ 0.03 and falling); the same data run in reversed cyclic
+    order (a wrong run for the law: other undamped support vector, other lags): the error is a plateau of O(1),
+    contradicted at the horizon. The one-formula law's slope 4.5 fails on this dataset (measured 2.5)."""
+    base = {"n": 10, "d": 8, "lr_decay": 0.3, "eps": 0.0, "bias_correction": False, "data_seeds": [5],
+            "beta2s": [0.3, 0.1], "steps": 300000}
+    tol = {"offset_tol": 0.03, "slope_tol": 0.1}
+    good = gr_offset_law(_ctx(base, tol))
+    assert [r["decision"] for r in good.table] == [rules.SUPPORTED] * 2 and good.holds is True
+    assert good.figures["max_offset_error"] < 0.03
+    assert abs(good.table[0]["Δ slope in ln(1/β2), measured"] - 2.5) < 0.05 and not good.table[0]["(N−1)/2 agrees"]
+    bad = gr_offset_law(_ctx({**base, "cycle": list(range(9, -1, -1))}, tol))
+    assert [r["decision"] for r in bad.table] == [rules.CONTRADICTED] * 2 and bad.holds is False
+    assert bad.figures["max_offset_error"] > 0.5
