@@ -29,9 +29,9 @@ from ..optim import OptimizerSpec
 from ..oracles import max_margin
 from ..theory import fixed_point
 from .per_sample import beta2_strategy, beta_sweep
-from .prop import Example, run_property
+from .prop import Example, decide, run_property
 from .proxy import spec_of, steps_of
-from .rules import INCONCLUSIVE, Decision, closeness, falling, judge_gap, settled, tally
+from .rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, closeness, falling, judge_gap, settled, tally
 
 
 def discriminating_gr(n: int, d: int, seed: int) -> np.ndarray:
@@ -418,6 +418,99 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
                    series=series, table=plain(rows), examples=len(rows),
                    details="; ".join(f"seed {r['data seed']}: close {r['close']}, falling {r['falling']}"
                                      for r in rows))
+
+
+def decade_sums(x: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_{T/10 < t ≤ T} f_t at every checkpoint T that has one ≥ a decade earlier, from f at log-spaced checkpoints x:
+    between neighbouring checkpoints f is taken as a power law through its two values (∫ of a power-law segment;
+    where either value is 0 the segment counts as its trapezoid), and the steps before the first checkpoint as
+    x[0]·f[0]. Used for the partial sums of a series that must converge: the sum over the last decade must → 0."""
+    xa, fa = np.asarray(x, float), np.asarray(f, float)
+    seg = np.zeros(len(xa))
+    for k in range(1, len(xa)):
+        a, b, r = fa[k - 1], fa[k], xa[k] / xa[k - 1]
+        if a > 0 and b > 0:
+            q = np.log(b / a) / np.log(r) + 1.0
+            seg[k] = a * xa[k - 1] * (np.log(r) if abs(q) < 1e-12 else np.expm1(q * np.log(r)) / q)
+        else:
+            seg[k] = 0.5 * (a + b) * (xa[k] - xa[k - 1])
+    S = xa[0] * fa[0] + np.cumsum(seg)
+    xs, ds = [], []
+    for k, T in enumerate(xa):
+        early = np.flatnonzero(xa <= T / 10 * (1 + 1e-12))
+        if len(early):
+            xs.append(float(T))
+            ds.append(float(S[k] - S[early[-1]]))
+    return np.array(xs), np.array(ds)
+
+
+def prop43_decision(x, L, norm, xs, D, *, loss_bound: float, inv_norm_bound: float, sum_bound: float,
+                    final: bool = True) -> tuple[Decision, dict[str, Decision]]:
+    """Prop 4.3 on one run, three halves each judged by rules.judge_gap (a quantity that must → 0):
+    L → 0; 1/‖w‖ → 0; the decade sums D(T) = Σ_{T/10<t≤T} η_t ‖∇L‖²_{P⁻¹} → 0 (the proof's summability, a Cauchy
+    criterion for Σ η_t ‖∇L‖²_{P⁻¹} < ∞). Combined by rules.tally: contradicted when any half is, supported when all
+    are, else inconclusive."""
+    parts = {"L → 0": judge_gap(x, L, loss_bound, final=final),
+             "‖w‖ → ∞": judge_gap(x, 1.0 / np.asarray(norm, float), inv_norm_bound, final=final),
+             "Σ η‖∇L‖²_P⁻¹ < ∞": judge_gap(xs, D, sum_bound, final=final)}
+    verdict, text = tally([d.word for d in parts.values()], len(parts))
+    word = {True: SUPPORTED, False: CONTRADICTED, None: INCONCLUSIVE}[verdict]
+    return Decision(word, "; ".join(f"{k}: {d.word} ({d.reason})" for k, d in parts.items())), parts
+
+
+def proxy_prop43(ctx: CheckContext) -> Outcome:
+    """Prop 4.3 [reconstructed] along AdamProxy runs (η_t = lr (t+1)^(−lr_decay)) on Gaussian data, per data seed:
+    prop43_decision over `checkpoints` log-spaced checkpoints (L, ‖w‖ and ‖∇L‖²_{P⁻¹} from proxy_quantities, in the
+    log domain). The gradient term ‖∇L‖_{P⁻¹} → 0 is not judged apart: ‖∇L‖²_{P⁻¹} ≤ (maxᵢ‖zᵢ‖₁/√N)·L [derived]
+    (Cauchy–Schwarz with σ_i ≤ ℓ_i), so it follows from L → 0; the bound's ratio is reported (≤ 1 everywhere).
+    `reflect`: the data with every sample's reflection −z_i/2 appended (never separable: the control)."""
+    p = ctx.params
+    bounds = {"loss_bound": ctx.tol("max_loss"), "inv_norm_bound": ctx.tol("max_inv_norm"),
+              "sum_bound": ctx.tol("max_decade_sum")}
+    examples, series = [], []
+    for s in p["data_seeds"]:
+        Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
+        if p.get("reflect"):
+            Z = np.vstack([Z, -Z / 2])
+        spec = OptimizerSpec.from_params(p, name="adam-proxy")
+        res = spec.resolved(Z.shape[0])
+        r = run(Z, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 200)))
+        x = r.checkpoints.astype(float)
+        Q = proxy_quantities(Z, r.ws)
+        G = Q["grad_norm"] ** 2
+        eta = float(res.lr) * (x + 1.0) ** (-float(res.lr_decay))
+        xs, D = decade_sums(x, eta * G)
+        dec, parts = prop43_decision(x, Q["L"], Q["norm"], xs, D, **bounds)
+        C = float(np.abs(Z).sum(axis=1).max() / np.sqrt(Z.shape[0]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound_ratio = float(np.nanmax(Q["sq_ratio"] / C))
+        figures = {"L": float(Q["L"][-1]), "norm": float(Q["norm"][-1]), "decade_sum": float(D[-1]) if len(D) else
+                   float("nan"), "grad_norm": float(Q["grad_norm"][-1]), "sq_ratio": float(Q["sq_ratio"][-1]),
+                   "bound_ratio_max": bound_ratio, "steps": float(r.horizon)}
+        examples.append(Example(True, figures, {}, dec.reason, f"data seed {s} (N = {Z.shape[0]}"
+                                + (", reflected: not separable)" if p.get("reflect") else ")"),
+                                {"data seed": int(s)}, decision=dec.word, decided_at=int(r.horizon)))
+        examples[-1].inputs.update({k: d.word for k, d in parts.items()})
+        series += [Series(f"seed {s}: L", x.tolist(), np.maximum(Q["L"], 1e-300).tolist(), ylabel="L", group="L"),
+                   Series(f"seed {s}: 1/‖w‖", x.tolist(), (1 / Q["norm"]).tolist(), ylabel="1/‖w‖", group="1/‖w‖"),
+                   Series(f"seed {s}: Σ over the last decade", xs.tolist(), np.maximum(D, 1e-300).tolist(),
+                          ylabel="Σ_{T/10<t≤T} η_t ‖∇L‖²_P⁻¹", group="decade sums of η‖∇L‖²_P⁻¹"),
+                   Series(f"seed {s}: ‖∇L‖²_P⁻¹ / L", x.tolist(), Q["sq_ratio"].tolist(), ylabel="‖∇L‖²_P⁻¹ / L",
+                          group="squared ratio (a data constant, ≤ maxᵢ‖zᵢ‖₁/√N)")]
+    verdict, text, counts = decide(examples, p.get("min_supported"))
+    fig = ("; ".join(f"{e.description}: {e.word} (L {e.figures['L']:.3g}, ‖w‖ {e.figures['norm']:.3g}, last-decade Σ "
+                     f"{e.figures['decade_sum']:.3g}, ‖∇L‖²_P⁻¹/L {e.figures['sq_ratio']:.3g})" for e in examples)
+           + f" [{text}]")
+    return Outcome(holds=verdict is True, figure=fig, inconclusive="" if verdict is not None else text,
+                   decisions=counts,
+                   figures={"max_L": max(e.figures["L"] for e in examples),
+                            "max_decade_sum": max(e.figures["decade_sum"] for e in examples),
+                            "min_norm": min(e.figures["norm"] for e in examples),
+                            "max_bound_ratio": max(e.figures["bound_ratio_max"] for e in examples)},
+                   series=series, examples=len(examples),
+                   table=[{"example": e.description, "decision": e.word, **e.inputs, **e.figures, "reason": e.reason}
+                          for e in examples],
+                   details="; ".join(f"{e.description}: {e.reason}" for e in examples))
 
 
 # ---------------------------------------------------------------- Cor 3.2: per-sample weights sandwiched

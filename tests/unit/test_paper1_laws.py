@@ -115,3 +115,57 @@ def test_gr_offset_law_supports_the_right_run_and_contradicts_a_reordered_one():
     bad = gr_offset_law(_ctx({**base, "cycle": list(range(9, -1, -1))}, tol))
     assert [r["decision"] for r in bad.table] == [rules.CONTRADICTED] * 2 and bad.holds is False
     assert bad.figures["max_offset_error"] > 0.5
+
+
+# ------------------------------------------------------------------ Prop 4.3 (proxy_prop43)
+
+from ibverify.checks.paper1_laws import decade_sums, prop43_decision, proxy_prop43  # noqa: E402
+
+_P43 = {"loss_bound": 1e-6, "inv_norm_bound": 0.1, "sum_bound": 1e-6}
+_P43_TOL = {"max_loss": 1e-6, "max_inv_norm": 0.1, "max_decade_sum": 1e-6}
+
+
+def test_decade_sums_of_power_laws():
+    """f = t^−2 on log-spaced checkpoints: Σ_{T/10<t≤T} ≈ ∫_{T/10}^{T} t^−2 dt = 9/T (power-law segments are exact);
+    f = 1: the decade holds 0.9·T steps."""
+    x = np.unique(np.round(np.logspace(0, 5, 51)))  # 1e4 and 1e5 are checkpoints
+    xs, D = decade_sums(x, x ** -2.0)
+    k = np.flatnonzero(xs == 1e5)[0]
+    assert np.isclose(D[k], 9e-5, rtol=0.02)
+    xs, D = decade_sums(x, np.ones_like(x))
+    assert np.isclose(D[k], 0.9e5, rtol=0.01)
+
+
+def _curves():
+    x = np.logspace(1, 5, 41)
+    return x, np.exp(-np.sqrt(x)), 0.3 * np.sqrt(x), x, np.exp(-np.sqrt(x) / 2)
+
+
+def test_prop43_each_half_decides_alone():
+    x, L, norm, xs, D = _curves()
+    dec, parts = prop43_decision(x, L, norm, xs, D, **_P43)
+    assert dec.word == rules.SUPPORTED and all(d.word == rules.SUPPORTED for d in parts.values())
+    plateau = 0.3 + 0 * x
+    for name, args in (("L → 0", (x, plateau, norm, xs, D)), ("‖w‖ → ∞", (x, L, 1 / plateau, xs, D)),
+                       ("Σ η‖∇L‖²_P⁻¹ < ∞", (x, L, norm, xs, 0.1 * np.sqrt(xs)))):  # ascent: sums grow like √T
+        dec, parts = prop43_decision(*args, **_P43)
+        assert dec.word == rules.CONTRADICTED
+        assert [k for k, d in parts.items() if d.word == rules.CONTRADICTED] == [name]
+    # a series still above its bound but falling: not decided, and never contradicted before the final horizon
+    dec, parts = prop43_decision(x, L, norm, xs, 1e-3 * xs ** -0.2, **_P43)
+    assert dec.word == rules.INCONCLUSIVE and parts["Σ η‖∇L‖²_P⁻¹ < ∞"].fit.crossing > 1e5
+    assert prop43_decision(x, plateau, norm, xs, D, final=False, **_P43)[0].word == rules.INCONCLUSIVE
+
+
+def test_proxy_prop43_supports_separable_and_contradicts_a_non_separable_run():
+    """Gaussian N = 10, d = 50 (separable): supported, ‖∇L‖²_P⁻¹/L → 0.773 (a data constant, within the derived bound).
+    A wrong run not used to set the rule: Gaussian N = 20, d = 3, data seed 1 (not separable): L settles at 0.666 and
+    ‖w‖ at 0.72, contradicted."""
+    good = proxy_prop43(_ctx({"n": 10, "d": 50, "lr_decay": 0.5, "data_seeds": [1], "steps": 100000,
+                              "checkpoints": 200}, _P43_TOL))
+    assert good.holds and not good.inconclusive and good.decisions[rules.SUPPORTED] == 1
+    assert np.isclose(good.table[0]["sq_ratio"], 0.773, atol=2e-3) and good.figures["max_bound_ratio"] <= 1
+    bad = proxy_prop43(_ctx({"n": 20, "d": 3, "lr_decay": 0.5, "data_seeds": [1], "steps": 30000,
+                             "checkpoints": 120}, _P43_TOL))
+    assert bad.holds is False and bad.decisions[rules.CONTRADICTED] == 1
+    assert bad.table[0]["L → 0"] == rules.CONTRADICTED and np.isclose(bad.figures["max_L"], 0.666, atol=2e-3)
