@@ -536,14 +536,95 @@ def realized_weights(Z: np.ndarray, w0: np.ndarray, w1: np.ndarray, eta: float,
     return c[keep] / eta * np.exp((ls + la).max() - ls[keep])
 
 
+def cor32_lag(Z: np.ndarray, w_prev: np.ndarray, w: np.ndarray, eta_sum: float, eta: float, beta1: float,
+              beta2: float) -> tuple[float, float, float]:
+    """The lag of Adam's moments behind the current gradients, from the run itself [derived]: the largest per-sample
+    gradient size u = max_l σ_l a_l decays like e^{−ρ Σ η} (ρ = −Δ ln u / Σ η over the interval, `eta_sum` its
+    Σ η_t); an EMA with factor β of a quantity decaying by e^{−2ρη} per step overestimates it by 1/(1 − ℓ), ℓ =
+    2ρη/(1 − β2) for v (so κ̃ is realized × √(1 − ℓ)) and ℓ1 = ρη/(1 − β1) for m (× 1/(1 − ℓ1)). Returns (ρ, ℓ, ℓ1);
+    ℓ ≥ 1: v still holds the earlier, larger gradients (without bias correction: the start-up freeze)."""
+    a = np.log(np.abs(Z[:, 0]))
+    lu = [float(np.max(-np.logaddexp(0.0, Z @ x) + a)) for x in (w_prev, w)]
+    rho = -(lu[1] - lu[0]) / eta_sum
+    return rho, 2 * rho * eta / (1 - beta2), rho * eta / (1 - beta1) if beta1 < 1 else float("inf")
+
+
+def cor32_decision(rows: list[dict], lo: float, hi: float, slack: float, lag_max: float,
+                   lag_decide: float | None = None) -> Decision:
+    """Cor 3.2 on one run from its measured epochs (rows with epoch, kmin, kmax, lag ℓ, lag1 ℓ1; the last two judged):
+    SUPPORTED when both lie in the sandwich [lo·(1 − slack), hi·(1 + slack)]; CONTRADICTED when both leave the lag-aware
+    sandwich [lo·√(1 − ℓ)·(1 − slack), hi·(1 + slack)/(1 − ℓ1)] (no lag of the moments explains them) while the last
+    ℓ ≤ lag_max, or hold a weight < −slack·lo (whatever ℓ: lagging positive moments give positive weights);
+    INCONCLUSIVE otherwise, with the epoch at which ℓ ∝ η_t would fall to `lag_decide` (default 1 − (1 − slack)²,
+    where the plain sandwich's slack covers the lag)."""
+    last = rows[-2:]
+    plain = [r["kmin"] >= lo * (1 - slack) and r["kmax"] <= hi * (1 + slack) for r in last]
+    if all(plain):
+        return Decision(SUPPORTED, f"κ̃ ∈ [{min(r['kmin'] for r in last):.4g}, {max(r['kmax'] for r in last):.4g}] "
+                                   f"⊂ [{lo:g}, {hi:.4g}] ± {slack:g}")
+
+    def leaves(r):
+        low = lo * np.sqrt(max(0.0, 1.0 - r["lag"])) * (1 - slack) if np.isfinite(r["lag"]) else 0.0
+        high = hi * (1 + slack) / (1 - r["lag1"]) if r["lag1"] < 1 else np.inf
+        return r["kmin"] < low or r["kmax"] > high
+
+    ell = last[-1]["lag"]
+    head = (f"κ̃ ∈ [{last[-1]['kmin']:.4g}, {last[-1]['kmax']:.4g}] at epoch {last[-1]['epoch']:.3g}, "
+            f"lag ℓ = 2ρη/(1 − β2) = {ell:.3g} (ρ = {last[-1]['rho']:.3g})")
+    if all(r["kmin"] < -slack * lo for r in last):
+        return Decision(CONTRADICTED, head + ": a negative weight (beyond the slack) at the last two epochs, which no "
+                                             "lag of positively weighted moments produces")
+    if all(leaves(r) for r in last) and np.isfinite(ell) and ell <= lag_max:
+        return Decision(CONTRADICTED, head + f": leaves the lag-aware sandwich at the last two epochs "
+                                             f"(ℓ ≤ {lag_max:g})")
+    target = 1 - (1 - slack) ** 2 if lag_decide is None else lag_decide
+    if np.isfinite(ell) and ell > target and last[-1]["rho"] > 0:
+        when = last[-1]["epoch"] * (ell / target) ** (1 / last[-1]["decay"])
+        more = f"; ℓ ∝ η_t reaches {target:.3g} at ≈ {when:.2g} epochs (a lower estimate while ρ still grows)"
+    else:
+        more = ""
+    why = "within the lag-aware sandwich, on track" if not any(leaves(r) for r in last) else \
+        f"the lag ℓ > {lag_max:g} can explain it"
+    return Decision(INCONCLUSIVE, head + f": outside [{lo:g}, {hi:.4g}] ± {slack:g}, {why}{more}")
+
+
+def cor32_rows(Z: np.ndarray, p: dict, b1: float, b2: float, significance: float) -> list[dict]:
+    """Run p["optimizer"] (β1, β2; lr, lr_decay, convention from p) for p["epochs"] epochs and measure, at p["points"]
+    log-spaced epochs r from 10: the realized κ̃ range (realized_weights over epoch r) and the lag (cor32_lag over the
+    interval from the previous measured epoch). One epoch = N steps for Inc-Adam, one step otherwise."""
+    n = Z.shape[0]
+    spec = OptimizerSpec.from_params(p, beta1=b1, beta2=b2)
+    lr, decay = float(p.get("lr", 0.1)), float(p.get("lr_decay", 0.5))
+    per_epoch = n if p["optimizer"] == "inc-adam" else 1
+    R = np.unique(np.geomspace(10, int(p["epochs"]), int(p.get("points", 8))).astype(np.int64))
+    cps = np.unique(np.r_[R * per_epoch, (R + 1) * per_epoch])
+    r = run(Z, spec, int(cps[-1]), checkpoints=cps)
+    W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
+    rows = []
+    for k, ep in enumerate(R):
+        t = int(ep * per_epoch)
+        eta = lr * (t + 1.0) ** (-decay)
+        kap = realized_weights(Z, W[t], W[int((ep + 1) * per_epoch)], eta, significance)
+        rho = ell = ell1 = float("nan")
+        if k:
+            t0 = int(R[k - 1] * per_epoch)
+            eta_sum = lr * (((t + 1.0) ** (1 - decay) - (t0 + 1.0) ** (1 - decay)) / (1 - decay)
+                            if decay != 1 else np.log((t + 1.0) / (t0 + 1.0)))
+            rho, ell, ell1 = cor32_lag(Z, W[t0], W[t], eta_sum, eta, b1, b2)
+        rows.append({"epoch": int(ep), "kmin": float(kap.min()), "kmax": float(kap.max()), "rho": rho,
+                     "lag": ell, "lag1": ell1, "decay": decay})
+    return rows
+
+
 def cor32_weights(ctx: CheckContext) -> Outcome:
     """Along runs of `optimizer` on GR data with d ≥ N (so the z_j are independent), at R log-spaced epochs:
-    the realized normalized weights κ̃_j(r) (realized_weights) of every sample lie in
-    [lower·(1 − tol), upper·(1 + tol)] (weight_bounds, tol = tolerance `slack` for the vanishing ε_r)
-    over the last `late` epochs measured. The control runs Det-Adam: its displacement is sign-like, not a
-    positively weighted gradient step, and leaves the sandwich."""
+    the realized normalized weights κ̃_j(r) (realized_weights) of every sample, judged by cor32_decision at the last
+    two measured epochs against the sandwich [lower, upper] (weight_bounds, tol = tolerance `slack` for the vanishing
+    ε_r) made lag-aware by the moments' lag ℓ (cor32_lag; tolerance `lag_max`: above it a deficit is left
+    undecided). The control runs Det-Adam: its displacement is sign-like, not a positively weighted gradient step,
+    and leaves the sandwich (negative or near-zero weights) where no lag explains it."""
     p = ctx.params
-    slack = ctx.tol("slack")
+    slack, lag_max = ctx.tol("slack"), ctx.tol("lag_max")
     strat = st.tuples(S.data("gr", n=st.integers(*p["n"]), d=st.integers(*p["d"])),
                       S.betas(beta2=beta2_strategy(*p["beta2_range"], p.get("beta2_scale", "linear"))))
 
@@ -552,41 +633,40 @@ def cor32_weights(ctx: CheckContext) -> Outcome:
         Z = cert.dataset.Z
         n, d = Z.shape
         assume(np.linalg.matrix_rank(Z) == n)  # the decomposition w1 − w0 = Σ c_j z_j must be unique
-        spec = OptimizerSpec.from_params(p, beta1=b1, beta2=b2)
-        per_epoch = n if p["optimizer"] == "inc-adam" else 1
-        R = np.unique(np.geomspace(10, int(p["epochs"]), int(p.get("points", 8))).astype(np.int64))
-        cps = np.unique(np.r_[R * per_epoch, (R + 1) * per_epoch])
-        r = run(Z, spec, int(cps[-1]), checkpoints=cps)
-        W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
+        rows = cor32_rows(Z, p, b1, b2, ctx.tol("significance"))
         lo, hi = weight_bounds(n, b2)
-        rows = []
-        for ep in R:
-            eta = float(p.get("lr", 0.1)) * (ep * per_epoch + 1.0) ** (-float(p.get("lr_decay", 0.5)))
-            k = realized_weights(Z, W[int(ep * per_epoch)], W[int((ep + 1) * per_epoch)], eta,
-                                 ctx.tol("significance"))
-            rows.append((int(ep), float(k.min()), float(k.max())))
+        dec = cor32_decision(rows, lo, hi, slack, lag_max)
         late = rows[-int(p.get("late", 3)):]
-        kmin, kmax = min(x[1] for x in late), max(x[2] for x in late)
-        ok = kmin >= lo * (1 - slack) and kmax <= hi * (1 + slack)
-        return Example(ok, {"kmin": kmin, "kmax": kmax, "upper": hi},
-                       {"min κ̃": ([x[0] for x in rows], [x[1] for x in rows]),
-                        "max κ̃": ([x[0] for x in rows], [x[2] for x in rows])},
-                       f"κ̃ ∈ [{kmin:.4g}, {kmax:.4g}] leaves [{lo:g}, {hi:.4g}]",
-                       f"n={n} d={Z.shape[1]} β1={beta_text(b1)} β2={beta_text(b2)}",
-                       {"data": repr(cert), "beta1": b1, "beta2": b2})
+        kmin, kmax = min(x["kmin"] for x in late), max(x["kmax"] for x in late)
+        return Example(True, {"kmin": kmin, "kmax": kmax, "upper": hi, "lag": rows[-1]["lag"],
+                              "rho": rows[-1]["rho"]},
+                       {"min κ̃": ([x["epoch"] for x in rows], [x["kmin"] for x in rows]),
+                        "max κ̃": ([x["epoch"] for x in rows], [x["kmax"] for x in rows]),
+                        "lag ℓ": ([x["epoch"] for x in rows[1:]], [x["lag"] for x in rows[1:]])},
+                       dec.reason, f"n={n} d={Z.shape[1]} β1={beta_text(b1)} β2={beta_text(b2)}",
+                       {"data": repr(cert), "beta1": b1, "beta2": b2}, decision=dec.word,
+                       decided_at=rows[-1]["epoch"] if dec.decided else None)
 
     res = run_property(ctx, strat, evaluate)
     exs = res.examples
     fig = (f"late κ̃ range over {len(exs)} datasets: [{min(e.figures['kmin'] for e in exs):.4g}, "
            f"{max(e.figures['kmax'] for e in exs):.4g}] (bounds [1, U(β2, N)], U ≥ "
-           f"{min(e.figures['upper'] for e in exs):.3g})")
+           f"{min(e.figures['upper'] for e in exs):.3g}); lag ℓ at the horizon ≤ "
+           f"{max(e.figures['lag'] for e in exs):.3g}; "
+           + ", ".join(f"{res.counts.get(w, 0)} {w}" for w in (SUPPORTED, CONTRADICTED, INCONCLUSIVE)))
     if res.failing:
         fig = f"counterexample: {res.failing.reason} ({res.failing.description})"
-    return Outcome(holds=res.holds, figure=fig, figures={"min_kappa": min(e.figures["kmin"] for e in exs)},
-                   series=[Series(f"{e.description}: {k}", *c, xlabel="epoch r", ylabel="κ̃_j", group=e.description)
-                           for e in exs[:4] for k, c in e.curves.items()],
-                   table=[{"example": e.description, "min κ̃ (late)": e.figures["kmin"],
-                           "max κ̃ (late)": e.figures["kmax"], "upper bound": e.figures["upper"], "ok": e.ok}
+    undecided = [e for e in exs if e.word == INCONCLUSIVE]
+    return Outcome(holds=res.holds, figure=fig, inconclusive=res.undecided, decisions=res.counts,
+                   figures={"min_kappa": min(e.figures["kmin"] for e in exs),
+                            "max_lag": max(e.figures["lag"] for e in exs)},
+                   series=[Series(f"{e.description}: {k}", *c, xlabel="epoch r", ylabel="κ̃_j or ℓ",
+                                  group=e.description) for e in exs[:4] for k, c in e.curves.items()],
+                   table=[{"example": e.description, "decision": e.word, "min κ̃ (late)": e.figures["kmin"],
+                           "max κ̃ (late)": e.figures["kmax"], "upper bound": e.figures["upper"],
+                           "lag ℓ at the horizon": e.figures["lag"], "ρ": e.figures["rho"], "reason": e.reason}
                           for e in exs],
-                   examples=len(exs), details=res.failing.reason if res.failing else "",
+                   examples=len(exs),
+                   details=(res.failing.reason if res.failing else
+                            "; ".join(f"{e.description}: {e.reason}" for e in undecided)),
                    counterexample=(dict(res.failing.inputs, reason=res.failing.reason) if res.failing else None))

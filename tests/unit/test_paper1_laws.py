@@ -169,3 +169,60 @@ def test_proxy_prop43_supports_separable_and_contradicts_a_non_separable_run():
                              "checkpoints": 120}, _P43_TOL))
     assert bad.holds is False and bad.decisions[rules.CONTRADICTED] == 1
     assert bad.table[0]["L → 0"] == rules.CONTRADICTED and np.isclose(bad.figures["max_L"], 0.666, atol=2e-3)
+
+
+# ------------------------------------------------------------------ Cor 3.2 (cor32_weights)
+
+from ibverify.checks.paper1_laws import cor32_decision, cor32_rows, weight_bounds  # noqa: E402
+from ibverify.data import gr  # noqa: E402
+
+
+def _rows(kmin, kmax, lag, lag1=0.0):
+    return [{"epoch": e, "kmin": kmin, "kmax": kmax, "rho": 3.0, "lag": lag, "lag1": lag1, "decay": 0.5}
+            for e in (1e4, 1e5)]
+
+
+def test_cor32_decision_each_edge_decides_alone():
+    lo, hi, slack, lag_max = 1.0, 2.0, 0.05, 0.5
+    assert cor32_decision(_rows(1.2, 1.5, 0.3), lo, hi, slack, lag_max).word == rules.SUPPORTED
+    # lower edge with a small lag: no lag explains κ̃ = 0.8 (the lag-aware edge is √(1 − 0.01)·0.95 = 0.945)
+    assert cor32_decision(_rows(0.8, 1.5, 0.01), lo, hi, slack, lag_max).word == rules.CONTRADICTED
+    # upper edge alone: 2.3 > 2·1.05/(1 − 0.05)
+    assert cor32_decision(_rows(1.2, 2.3, 0.1, 0.05), lo, hi, slack, lag_max).word == rules.CONTRADICTED
+    # the same upper excess with a momentum lag ℓ1 = 0.2 (edge 2.1/0.8 = 2.6): not decided
+    assert cor32_decision(_rows(1.2, 2.3, 0.4, 0.2), lo, hi, slack, lag_max).word == rules.INCONCLUSIVE
+    # a large lag leaves a deficit undecided, with the horizon that would decide it: 1e5·(0.7/0.0975)² epochs
+    d = cor32_decision(_rows(0.2, 0.3, 0.7), lo, hi, slack, lag_max)
+    assert d.word == rules.INCONCLUSIVE and "5.2e+06 epochs" in d.reason
+    # within the lag-aware edge (√(1 − 0.3)·0.95 = 0.795 ≤ 0.85): on track
+    assert cor32_decision(_rows(0.85, 1.0, 0.3), lo, hi, slack, lag_max).word == rules.INCONCLUSIVE
+    # a negative weight: no lag of positive moments makes one, whatever ℓ
+    assert cor32_decision(_rows(-0.1, 1.0, 0.9), lo, hi, slack, lag_max).word == rules.CONTRADICTED
+    assert cor32_decision(_rows(-0.01, 1.0, 0.9), lo, hi, slack, lag_max).word == rules.INCONCLUSIVE  # within slack
+
+
+_COR = {"eps": 0.0, "bias_correction": False, "lr_decay": 0.5}
+
+
+def test_cor32_lag_is_a_horizon_effect_not_a_contradiction():
+    """Inc-Adam, GR N = 3, d = 19 (rng 0), β2 = 0.999: at 1e4 epochs κ̃ = 0.28 < 1 while the lag ℓ = 0.74 (start-up
+    freeze: v still holds the first gradients): inconclusive; at 1e6 epochs κ̃ = 1.086 ≥ 1 with ℓ = 0.33."""
+    Z = gr(3, 19, np.random.default_rng(0)).Z
+    lo, hi = weight_bounds(3, 0.999)
+    short = cor32_rows(Z, {**_COR, "optimizer": "inc-adam", "epochs": 10000}, 0.0, 0.999, 0.1)
+    d = cor32_decision(short, lo, hi, 0.05, 0.5)
+    assert d.word == rules.INCONCLUSIVE and np.isclose(short[-1]["kmin"], 0.2815, atol=1e-3)
+    assert np.isclose(short[-1]["lag"], 0.736, atol=5e-3)
+    long = cor32_rows(Z, {**_COR, "optimizer": "inc-adam", "epochs": 1000000}, 0.0, 0.999, 0.1)
+    assert np.isclose(long[-1]["kmin"], 1.086, atol=1e-3) and long[-1]["lag"] < 0.34
+    assert cor32_decision(long, lo, hi, 0.05, 0.5).word != rules.CONTRADICTED
+
+
+def test_cor32_det_adam_is_contradicted_by_evidence_not_lag():
+    """Wrong runs not used to set the rule: Det-Adam on GR data (rng 2): (β1, β2) = (0, 0.9): κ̃ down to 0.10 with
+    ℓ = 0.06; (0.5, 0.99): κ̃ ≤ 0.43 with ℓ = 0.40: both leave the lag-aware sandwich: contradicted."""
+    Z = gr(3, 19, np.random.default_rng(2)).Z
+    for b1, b2 in ((0.0, 0.9), (0.5, 0.99)):
+        rows = cor32_rows(Z, {**_COR, "optimizer": "det-adam", "epochs": 100000}, b1, b2, 0.1)
+        d = cor32_decision(rows, *weight_bounds(3, b2), 0.05, 0.5)
+        assert d.word == rules.CONTRADICTED and rows[-1]["lag"] <= 0.5, d.reason
