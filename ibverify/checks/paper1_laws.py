@@ -536,17 +536,31 @@ def realized_weights(Z: np.ndarray, w0: np.ndarray, w1: np.ndarray, eta: float,
     return c[keep] / eta * np.exp((ls + la).max() - ls[keep])
 
 
-def cor32_lag(Z: np.ndarray, w_prev: np.ndarray, w: np.ndarray, eta_sum: float, eta: float, beta1: float,
-              beta2: float) -> tuple[float, float, float]:
-    """The lag of Adam's moments behind the current gradients, from the run itself [derived]: the largest per-sample
-    gradient size u = max_l σ_l a_l decays like e^{−ρ Σ η} (ρ = −Δ ln u / Σ η over the interval, `eta_sum` its
-    Σ η_t); an EMA with factor β of a quantity decaying by e^{−2ρη} per step overestimates it by 1/(1 − ℓ), ℓ =
-    2ρη/(1 − β2) for v (so κ̃ is realized × √(1 − ℓ)) and ℓ1 = ρη/(1 − β1) for m (× 1/(1 − ℓ1)). Returns (ρ, ℓ, ℓ1);
-    ℓ ≥ 1: v still holds the earlier, larger gradients (without bias correction: the start-up freeze)."""
-    a = np.log(np.abs(Z[:, 0]))
-    lu = [float(np.max(-np.logaddexp(0.0, Z @ x) + a)) for x in (w_prev, w)]
-    rho = -(lu[1] - lu[0]) / eta_sum
-    return rho, 2 * rho * eta / (1 - beta2), rho * eta / (1 - beta1) if beta1 < 1 else float("inf")
+def log_grad_size(Z: np.ndarray, w: np.ndarray) -> float:
+    """ln max_l σ(−z_l·w) a_l (a_l = |z_l[0]|): the log of the largest per-sample gradient coordinate on GR data."""
+    return float(np.max(-np.logaddexp(0.0, Z @ w) + np.log(np.abs(Z[:, 0]))))
+
+
+def cor32_lag(lu: list[float], steps: list[int], eta_sum: float, eta: float, beta1: float, beta2: float,
+              per_epoch: int) -> tuple[float, float, float]:
+    """The lag of Adam's moments behind the current gradients, from the run itself [derived]; lu[k] = log_grad_size
+    at step steps[k] (steps[0] = 0: w = 0), the last entry the current one, the one before it the previous measured
+    epoch (`eta_sum` = Σ η_t between them). Two parts, the larger counts:
+      drift   u = max_l σ_l a_l decays like e^{−ρ Σ η} (ρ = −Δ ln u / Σ η); an EMA with factor β of a quantity decaying
+              by e^{−2ρη} per step overestimates it by 1/(1 − ℓ), ℓ = 2ρη/(1 − β2) for v (κ̃ realized × √(1 − ℓ)),
+              ℓ1 = ρη/(1 − β1) for m (× 1/(1 − ℓ1));
+      memory  v_t ≥ (1 − β2) β2^{t−s} u_s² for every earlier step s, against v ≈ (1 − β2) m u_t²/(1 − β2^m) at most
+              for the current gradients (m = per_epoch samples per epoch): Ψ = max_s β2^{t−s} (u_s/u_t)² (1 − β2^m)/m
+              > 1 caps
+              κ̃ at ≈ Ψ^{−1/2}, i.e. ℓ ≥ 1 − 1/Ψ (without bias correction v keeps the first gradients: the start-up
+              freeze, in which the margins, and so ρ, stand still).
+    Returns (ρ, ℓ, ℓ1)."""
+    rho = -(lu[-1] - lu[-2]) / eta_sum
+    t = steps[-1]
+    log_psi = max((t - s) * np.log(beta2) + 2 * (u - lu[-1]) for s, u in zip(steps[:-1], lu[:-1], strict=True))
+    log_psi += np.log1p(-beta2 ** per_epoch) - np.log(per_epoch)
+    memory = -np.expm1(-log_psi) if log_psi > 0 else 0.0
+    return rho, max(2 * rho * eta / (1 - beta2), memory), rho * eta / (1 - beta1) if beta1 < 1 else float("inf")
 
 
 def cor32_decision(rows: list[dict], lo: float, hi: float, slack: float, lag_max: float,
@@ -570,7 +584,7 @@ def cor32_decision(rows: list[dict], lo: float, hi: float, slack: float, lag_max
 
     ell = last[-1]["lag"]
     head = (f"κ̃ ∈ [{last[-1]['kmin']:.4g}, {last[-1]['kmax']:.4g}] at epoch {last[-1]['epoch']:.3g}, "
-            f"lag ℓ = 2ρη/(1 − β2) = {ell:.3g} (ρ = {last[-1]['rho']:.3g})")
+            f"lag ℓ = {ell:.3g} (ρ = {last[-1]['rho']:.3g})")
     if all(r["kmin"] < -slack * lo for r in last):
         return Decision(CONTRADICTED, head + ": a negative weight (beyond the slack) at the last two epochs, which no "
                                              "lag of positively weighted moments produces")
@@ -580,7 +594,8 @@ def cor32_decision(rows: list[dict], lo: float, hi: float, slack: float, lag_max
     target = 1 - (1 - slack) ** 2 if lag_decide is None else lag_decide
     if np.isfinite(ell) and ell > target and last[-1]["rho"] > 0:
         when = last[-1]["epoch"] * (ell / target) ** (1 / last[-1]["decay"])
-        more = f"; ℓ ∝ η_t reaches {target:.3g} at ≈ {when:.2g} epochs (a lower estimate while ρ still grows)"
+        more = (f"; ℓ reaches {target:.3g} at ≈ {when:.2g} epochs if it falls like η_t (rough: ρ still grows while "
+                f"the moments lag)")
     else:
         more = ""
     why = "within the lag-aware sandwich, on track" if not any(leaves(r) for r in last) else \
@@ -601,16 +616,19 @@ def cor32_rows(Z: np.ndarray, p: dict, b1: float, b2: float, significance: float
     r = run(Z, spec, int(cps[-1]), checkpoints=cps)
     W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
     rows = []
+    steps, lu = [0], [log_grad_size(Z, np.zeros(Z.shape[1]))]
     for k, ep in enumerate(R):
         t = int(ep * per_epoch)
         eta = lr * (t + 1.0) ** (-decay)
         kap = realized_weights(Z, W[t], W[int((ep + 1) * per_epoch)], eta, significance)
+        steps.append(t)
+        lu.append(log_grad_size(Z, W[t]))
         rho = ell = ell1 = float("nan")
         if k:
             t0 = int(R[k - 1] * per_epoch)
             eta_sum = lr * (((t + 1.0) ** (1 - decay) - (t0 + 1.0) ** (1 - decay)) / (1 - decay)
                             if decay != 1 else np.log((t + 1.0) / (t0 + 1.0)))
-            rho, ell, ell1 = cor32_lag(Z, W[t0], W[t], eta_sum, eta, b1, b2)
+            rho, ell, ell1 = cor32_lag(lu, steps, eta_sum, eta, b1, b2, per_epoch)
         rows.append({"epoch": int(ep), "kmin": float(kap.min()), "kmax": float(kap.max()), "rho": rho,
                      "lag": ell, "lag1": ell1, "decay": decay})
     return rows
