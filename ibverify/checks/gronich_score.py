@@ -65,7 +65,7 @@ class Scores:
 
 
 def score(run, model, data, c: float = 1.0, decades: float = 2.0, geometries: list[str] | None = None,
-          points: int | None = 7) -> Scores:
+          points: int | None = 5) -> Scores:
     """Residuals and signatures in every geometry at (at most `points` of) the separated checkpoints of the last
     `decades` decades."""
     T = run.checkpoints[-1]
