@@ -37,7 +37,7 @@ from ..optim import OptimizerSpec
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
 from .prop import Example, run_property, sequential, step_progress
-from .rules import SUPPORTED, Decision, closeness, falling, judge_rate_invariant, settled, value_before
+from .rules import FLOOR, SUPPORTED, Decision, closeness, falling, judge_rate_invariant, settled, value_before
 
 
 def beta2_strategy(lo: float, hi: float, scale: str = "linear"):
@@ -321,13 +321,13 @@ def signum_decision(x, gap, scale, bound: float, tol: dict, final: bool) -> Deci
     """rules.judge_rate_invariant on the ℓ∞ gap with scale ‖w‖∞: converging Signum has gap ∝ 1/‖w‖∞ (the invariant
     gap·‖w‖∞ settles, NUMERICS.md third round), a plateau (or a slow approach to one) makes it rise like ‖w‖∞."""
     return judge_rate_invariant(x, gap, scale, bound, rise=tol["inv_rise"], decades=tol["decades"],
-                                min_drop=tol["trend_drop"], final=final)
+                                min_drop=tol["trend_drop"], final=final, floor=tol.get("gap_floor", FLOOR))
 
 
 def signum_tolerances(ctx: CheckContext) -> dict:
-    """The rule's knobs from the claim: inv_rise and trend_drop (tolerances), decades (params, default 2)."""
+    """The rule's knobs from the claim: inv_rise, trend_drop and gap_floor (tolerances), decades (params, default 2)."""
     return {"inv_rise": ctx.tol("inv_rise"), "decades": float(ctx.params.get("decades", 2.0)),
-            "trend_drop": ctx.tol("trend_drop")}
+            "trend_drop": ctx.tol("trend_drop"), "gap_floor": ctx.tol("gap_floor")}
 
 
 def beta_envelope(m: float, c_beta: float) -> float:

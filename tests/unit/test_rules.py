@@ -178,3 +178,15 @@ def test_rate_invariant_closeness_and_growth_each_withhold_support():
 def test_rate_invariant_reached_gap_is_supported():
     from ibverify.checks.rules import SUPPORTED, judge_rate_invariant
     assert judge_rate_invariant(XS, 0 * XS, SQRT_T, 0.03).word == SUPPORTED
+
+
+def test_rate_invariant_floor_decides_a_jittery_gap_below_it():
+    """gap·scale jitters ±20 % (×1.41 over the last decade: undecided) while the gap is ~3e-6: the floor decides."""
+    from ibverify.checks.rules import INCONCLUSIVE, SUPPORTED, judge_rate_invariant
+    jitter = np.where(np.arange(len(XS)) % 2 == 0, 1.0, 0.7)
+    jitter[-1] = 1.0
+    jitter[-5] = 0.71
+    gap = 6e-4 * jitter / SQRT_T  # 3e-6 at the horizon
+    assert judge_rate_invariant(XS, gap, SQRT_T, 0.03).word == INCONCLUSIVE
+    d = judge_rate_invariant(XS, gap, SQRT_T, 0.03, floor=1e-5)
+    assert d.word == SUPPORTED and d.reason.startswith("reached")
