@@ -8,7 +8,8 @@ so the very runs that claim judged are re-used from the per-process run cache.
 Directional convergence (Cauchy in log-time):   δ(t) = 1 − cos(θ_{t/10}, θ_t)   (ℓ2 cosine of the flat θ)
     at every checkpoint of the last two decades, judged three-valued on its sup-envelope max_{s ≥ t} δ(s)
     (gronich_score.judge_direction → rules.judge_gap): supported when ≤ dir_max and falling, contradicted by a
-    stable plateau at the cap, inconclusive otherwise, and then extended ×10 up to `horizon_cap` (prop.sequential).
+    stable plateau at the cap, inconclusive otherwise, and then extended ×10 at most `extensions` times
+    (prop.sequential).
     A late-half cosine to the final iterate proves nothing (‖θ‖ ~ t^{1−p} makes it ≈ 1 for almost any
     dynamics), and a two-point rule one decade apart fails excursions (NUMERICS.md: δ 0.0163 → 0.0351 → 0.0080 at
     1e6, 1e7, 1e8). The control `trajectory = "spiral"` (θ_t = t^{0.3}(cos(ω ln t) e_1 + sin(ω ln t) e_2):
@@ -116,14 +117,14 @@ def directional_convergence(ctx: CheckContext) -> Outcome:
 def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float) -> Outcome:
     """One three-valued property per family claim over its generated runs: judge_run(run, model, data, opt, final)
     -> (decision word, reasons, figures, {name: (x, y, ylabel, group)}); an undecided example is extended ×10 up
-    to `horizon_cap` (default 10× the family's steps); an example without a positive margin even at the cap is
+    at most `extensions` times (default 1); an example without a positive margin even at the cap is
     outside (T2)'s positive-margin hypothesis and set aside (counted). Claim level: prop.decide per family, all
     families combined (one contradicted example decides)."""
     series, figs, lines, results, set_aside = [], {}, [], [], []
     for fam in ctx.params["families"]:
         fctx = dataclasses.replace(family(ctx, fam), seed=ctx.seed)
         steps = int(fctx.params["steps"])
-        cap = int(ctx.params.get("horizon_cap", 10 * steps))
+        cap = steps * 10 ** int(ctx.params.get("extensions", 1))
 
         def evaluate(ex: dict, fctx=fctx, fam=fam, steps=steps, cap=cap) -> Example:
             seen = {}

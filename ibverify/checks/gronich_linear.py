@@ -9,7 +9,7 @@ Cases (`kind`):
 
 Rule per example (rules.judge_gap, three-valued): the margin gap 1 − γ(θ_t)/γ⁺ to the certified upper bound γ⁺ ≥ γ*
 over the checkpoints of the last two decades: ≤ `gap_max` at the horizon and falling supports, a stable plateau at the
-cap contradicts, anything else is extended ×10 up to `horizon_cap` (default 10× steps); the optimum's certificate
+cap contradicts, anything else is extended ×10 at most `extensions` times (default 1); the optimum's certificate
 (primal feasibility, dual feasibility, duality gap) must hold. A control judges a run against the
 optimum of a wrong geometry (`judge`).
 """
@@ -104,7 +104,7 @@ def linear_certified(ctx: CheckContext) -> Outcome:
     series, figs, lines, skipped = [], {}, [], []
 
     steps = int(p["steps"])
-    cap = int(p.get("horizon_cap", 10 * steps))
+    cap = steps * 10 ** int(p.get("extensions", 1))
 
     def evaluate(ex: dict) -> Example:
         r, model, data, opt = train_linear(ctx, ex, p)

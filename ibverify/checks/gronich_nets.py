@@ -3,8 +3,8 @@
 `network_kkt(ctx)`: for each generated example (teacher data of drawn size/dimension/seed, a two-layer ReLU²
 student of drawn width, a drawn initialization) train the claim's optimizer, score the run in every applicable
 geometry (gronich_score.score) and apply the three-valued cross-geometry rule (gronich_score.judge) to the geometry
-`judge` (default: the optimizer's own). An inconclusive example is extended ×10 up to `horizon_cap` (default 10×
-steps; prop.sequential). The claim holds with ≥ min_supported supported examples and none contradicted, does not
+`judge` (default: the optimizer's own). An inconclusive example is extended ×10 at most `extensions` times (default
+1; prop.sequential). The claim holds with ≥ min_supported supported examples and none contradicted, does not
 hold on a contradicted one, and is inconclusive otherwise (prop.decide). The theorems' hypotheses are checked per
 example, geometry-free: positive margin at the cap and (T2) observed (gronich_score.judge_direction); an example outside
 them is set aside and counted (figures `discarded`, `outside_t2`), never support, and one whose direction has not yet
@@ -89,7 +89,7 @@ def _one(ctx: CheckContext) -> Outcome:
     own = p.get("judge") or info(opt_name).geometry
     decades, guard, min_drop = float(p.get("decades", 2.0)), ctx.tol("guard"), ctx.tol("min_drop")
     steps = int(p["steps"])
-    cap = int(p.get("horizon_cap", 10 * steps))
+    cap = steps * 10 ** int(p.get("extensions", 1))
     bound = float(p.get("rate_bound", 0.05))
     sig_max = ctx.tol("signature_max") if p.get("bound", False) else None
     series: list[Series] = []

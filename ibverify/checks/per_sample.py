@@ -19,7 +19,7 @@ example is three-valued (decide_direction):
                           small-β2 transient in which the gap first rises while the support margins build
                           their offset Δ* ≈ ((N−1)/2)·ln(1/β2) (NUMERICS.md; K then jumps and settles again).
 A claim and its control call this same function; only the optimizer (or the target) and the
-expectation differ. An inconclusive example is extended ×10 (epochs) up to `extend`× the tier's epochs (default 10).
+expectation differ. An inconclusive example is extended ×10 (epochs) at most `extensions` times (default 1).
 `refuted_by` = "trend" | "closeness" (controls) asserts which half must decide: if the other half fails on any
 example the check raises (the control would not test that half). Closeness alone never contradicts: a falling
 gap above the bound is "not yet", so the closeness control expects "inconclusive".
@@ -147,7 +147,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
                            curves, "" if d.word == SUPPORTED else d.reason, desc, {**inputs, "steps": steps},
                            decision=d.word)
 
-        return sequential(at, epochs, epochs * int(p.get("extend", 10)))
+        return sequential(at, epochs, epochs * 10 ** int(p.get("extensions", 1)))
 
     res = run_property(ctx, _strategy(p), evaluate)
     return _outcome(res, target, need)
