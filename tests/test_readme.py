@@ -1,13 +1,19 @@
-"""README.md stays true: the quick start, the claim table (= the registry), the documented commands."""
+"""README.md and the documentation pages stay true: the quick start, the documented commands and their options,
+the optimizer table, the links. (The claim catalogue = the registry: tests/test_docs.py.)"""
 
 import re
+import shlex
 from pathlib import Path
 
-from ibverify.claims import load_registry
-from ibverify.cli import build_parser, markdown_table
+import pytest
+
+from ibverify.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+# Hand-written pages (the generated catalogue quotes registry text, e.g. a paper named "ibverify numerics").
+PAGES = {"README.md": README, **{f"docs/{p.name}": p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))
+                                 if p.name != "claims.md"}}
 
 
 def test_first_code_block_is_the_two_quick_start_commands():
@@ -15,15 +21,35 @@ def test_first_code_block_is_the_two_quick_start_commands():
     assert block == ["pip install . && ibverify verify", "pip install '.[test]' && pytest"]
 
 
-def test_claim_table_matches_registry():
-    table = README.split("<!-- claims-table:start -->")[1].split("<!-- claims-table:end -->")[0].strip()
-    assert table == markdown_table(load_registry(ROOT / "claims")), "run: ibverify claims --markdown"
+def documented_commands(text: str) -> list[str]:
+    """Every `ibverify COMMAND ...` written in a code span or as a console line ('$ ibverify ...')."""
+    spans = re.findall(r"`(ibverify [^`]+)`", text) + re.findall(r"^\$ (ibverify .+)$", text, re.M)
+    return [s.replace("\\|", "|") for s in spans]
 
 
-def test_documented_subcommands_exist():
-    sub = build_parser()._subparsers._group_actions[0].choices
-    for name in re.findall(r"^\| `ibverify (\w+)", README, re.M):
-        assert name in sub
+def test_documented_commands_reader():
+    text = "run `ibverify verify --tier smoke\\|fast` or\n$ ibverify margin --data x.csv\n`ibverify.cli` is a module"
+    assert documented_commands(text) == ["ibverify verify --tier smoke|fast", "ibverify margin --data x.csv"]
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_documented_commands_and_options_exist(page):
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices
+    top = {o for a in parser._actions for o in a.option_strings}
+    seen = 0
+    for line in documented_commands(PAGES[page]):
+        words = shlex.split(line.replace("'", "")) if line.count("'") % 2 == 0 else line.split()
+        name = next((w for w in words[1:] if not w.startswith("-")), None)
+        if name is None or not re.fullmatch(r"[a-z]+", name) or name.upper() == name:
+            continue
+        assert name in sub, f"{page}: `{line}` names no ibverify command"
+        known = top | {o for a in sub[name]._actions for o in a.option_strings}
+        for opt in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", line):
+            assert opt in known, f"{page}: `{line}`: ibverify {name} has no option {opt}"
+        seen += 1
+    if page in ("docs/commands.md", "docs/own-data.md"):
+        assert seen >= 5, f"{page}: expected its command lines to be read"
 
 
 def test_ci_runs_the_readme_test_command():
@@ -33,4 +59,12 @@ def test_ci_runs_the_readme_test_command():
 def test_optimizer_table_matches_the_table():
     from ibverify.optim.table import markdown
 
-    assert markdown() in README, "README's optimizer table differs from ibverify.optim.table.markdown()"
+    page = (ROOT / "docs/commands.md").read_text()
+    assert markdown() in page, "docs/commands.md's optimizer table differs from ibverify.optim.table.markdown()"
+
+
+def test_readme_links_point_at_files():
+    targets = [t for t in re.findall(r"\]\(([^)\s]+)\)", README) if not re.match(r"[a-z]+:|#", t)]
+    assert targets, "README links nowhere"
+    missing = [t for t in targets if not (ROOT / t.split("#")[0]).exists()]
+    assert not missing, f"README links to missing files: {missing}"

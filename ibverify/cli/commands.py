@@ -45,7 +45,8 @@ def cmd_claims(args) -> int:
 
 
 def markdown_table(claims) -> str:
-    """The README's claim table (tests/test_readme.py keeps README.md equal to this)."""
+    """The registry as a Markdown table (id, status, result, tiers); the documentation's full catalogue is
+    docs/claims.md (docs/gen_claims.py)."""
     rows = ["| id | status | result | tiers |", "|---|---|---|---|"]
     for c in claims:
         rows.append(f"| `{c.id}` | {c.status} | {c.result.replace('|', '/')} | {', '.join(c.tiers)} |")
@@ -145,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("claims", help="list the claim registry")
     c.add_argument("--json", action="store_true", help="the registry as JSON")
-    c.add_argument("--markdown", action="store_true", help="the README claim table")
+    c.add_argument("--markdown", action="store_true", help="the registry as a Markdown table")
     c.set_defaults(func=cmd_claims)
 
     add_verify_parser(sub)

@@ -2,7 +2,7 @@
 
 Every generic consumer reads it: `OptimizerSpec` (knob defaults and validation), the block optimizers
 (`logframe.make_optimizer`), the engine (which implementation runs a model), `ibverify train --help`,
-the README's optimizer list, the fuzz and compiled-equals-reference tests.
+the optimizer table of docs/commands.md, the fuzz and compiled-equals-reference tests.
 
 One knob vocabulary for every model (`KNOBS`) and one schedule convention:
     η_t = lr · t^(−lr_decay),   t = 1, 2, …   (the step counter of the update being made)
@@ -134,7 +134,7 @@ def names(model: str | None = None) -> tuple[str, ...]:
 
 
 def markdown() -> str:
-    """The README's optimizer table (tests/test_readme.py keeps the two in sync)."""
+    """The optimizer table of docs/commands.md (tests/test_readme.py keeps the two in sync)."""
     lines = ["| optimizer | own geometry | models | update |", "|---|---|---|---|"]
     for r in ROWS:
         alias = f" (= `{'`, `'.join(r.aliases)}`)" if r.aliases else ""
