@@ -32,8 +32,8 @@ from ..oracles import max_margin, normalized_margin
 from ..optim import OptimizerSpec
 from ..theory import certificate, fixed_point, metric, padam, symbolic
 from ..theory.linf_set import max_cos_bound
-from .prop import Example, run_property
-from .rules import falling
+from .prop import Example, run_property, sequential
+from .rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, judge_gap, tally
 
 # ---------------------------------------------------------------- data, references, runs
 
@@ -113,14 +113,16 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         fixed-point: Algorithm 3 converges, dist₁(c*, T(c*)) ≤ fp_tol and KKT(P_Adam(c*)) ≤ kkt_tol;
         l2:   ŵ2 is a fixed point (dist₁(c2, T(c2)) ≤ fp_tol, c2 = ℓ2 duals) and cos(p*, ŵ2) ≥ 1 − theory_gap;
         linf: p* attains γ∞: (γ∞ − γ∞(p*))/γ∞ ≤ theory_gap;
-    (runs) every listed run approaches the target — cos ≥ cos_min to p* (fixed-point) or ŵ2 (l2), or
-    ℓ∞ gap ≤ gap_max (linf) — with the gap falling over the last decade by ≥ tolerance trend_drop
-    (rules.falling; a gap ≤ 1e-12 counts as reached); `beats` additionally asks
-    cos(run, p*) > cos(run, ŵ2) and > an upper bound on the cosine to every ℓ∞ solution."""
+    (runs) every listed run approaches the target, three-valued (rules.judge_gap over the last two decades: cos ≥
+    cos_min to p* (fixed-point) or ŵ2 (l2), or ℓ∞ gap ≤ gap_max (linf), with the gap falling by ≥ tolerance
+    trend_drop: supported; a stable plateau at the largest horizon: contradicted; else extended ×10 at most
+    `extensions` times (default 1)); `beats` additionally asks cos(run, p*) > cos(run, ŵ2) and > an upper bound on
+    the cosine to every ℓ∞ solution (failing it at the largest horizon contradicts). Claim level: rules.tally with
+    every run supported for holds."""
     p = ctx.params
     target = p["target"]
     fp_tol, kkt_tol = ctx.tol("fp_tol"), ctx.tol("kkt_tol")
-    series, table, figures, reasons = [], [], {}, []
+    series, table, figures, reasons, words = [], [], {}, [], []
     holds = True
     for di, (label, Z) in enumerate(datasets(p)):
         ctx.progress(f"fixed point: {label}")
@@ -155,31 +157,37 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                       "ℓ∞ gap of p*": fp_linf_gap, "dist(c2, T(c2))": l2_res, "ok": th_ok})
         for r in p.get("runs", []):
             ctx.progress(f"{example_tag(r)} on {label}")
-            out = run(Z, spec_of(r, ctx.seed), steps_of(r, Z.shape[0]), checkpoints=int(p.get("checkpoints", 24)))
+            seen = {}
+
+            def judge_at(steps: int, final: bool, r=r, Z=Z, fp=fp, l2=l2, li=li, R=R, seen=seen) -> Example:
+                out = run(Z, spec_of(r, ctx.seed), steps, checkpoints=int(p.get("checkpoints", 24)))
+                c_fp, c_l2 = cosines(out.ws, fp.direction), cosines(out.ws, l2.direction)
+                gap_li = linf_gaps(Z, out.ws, li.margin)
+                if target == "linf":
+                    gap, bound_ = gap_li, ctx.tol("gap_max")
+                else:
+                    gap, bound_ = (1 - c_fp if target == "fixed-point" else 1 - c_l2), 1 - ctx.tol("cos_min")
+                d = judge_gap(out.checkpoints, np.maximum(gap, 0.0), bound_, decades=2.0,
+                              min_drop=ctx.tol("trend_drop"), final=final)
+                word, why = d.word, [] if d.word == SUPPORTED else [d.reason]
+                cb = max_cos_bound(Z, out.w, li.margin) if p.get("beats") else np.nan
+                beat = not p.get("beats") or bool(c_fp[-1] > c_l2[-1] and c_fp[-1] > cb)
+                if not beat and word != CONTRADICTED:   # closer to ŵ2 or to an ℓ∞ solution than to p*
+                    word = CONTRADICTED if final else INCONCLUSIVE
+                    why.append("does not beat ℓ2/ℓ∞")
+                seen.update(out=out, c_fp=c_fp, c_l2=c_l2, c_li=cosines(out.ws, R.vinf), gap_li=gap_li, cb=cb)
+                return Example(word != CONTRADICTED, {}, reason="; ".join(why), decision=word)
+
+            T0 = steps_of(r, Z.shape[0])
+            e = sequential(judge_at, T0, T0 * 10 ** int(p.get("extensions", 1)))
+            out, c_fp, c_l2, c_li, gap_li, bound = (seen[k] for k in ("out", "c_fp", "c_l2", "c_li", "gap_li", "cb"))
             x = out.checkpoints
-            c_fp, c_l2, c_li = cosines(out.ws, fp.direction), cosines(out.ws, l2.direction), cosines(out.ws, R.vinf)
-            gap_li = linf_gaps(Z, out.ws, li.margin)
-            if target == "fixed-point":
-                gap, ok = 1 - c_fp, c_fp[-1] >= ctx.tol("cos_min")
-            elif target == "l2":
-                gap, ok = 1 - c_l2, c_l2[-1] >= ctx.tol("cos_min")
-            else:
-                gap, ok = gap_li, gap_li[-1] <= ctx.tol("gap_max")
-            trend = falling(x, np.maximum(gap, 0.0), 1.0, ctx.tol("trend_drop"))
-            bound = np.nan
-            beat = True
-            if p.get("beats"):
-                bound = max_cos_bound(Z, out.w, li.margin)
-                beat = bool(c_fp[-1] > c_l2[-1] and c_fp[-1] > bound)
-            run_ok = bool(ok and trend and beat)
-            if not run_ok:
-                reasons.append(f"{label}, {example_tag(r)}: " + ", ".join(
-                    s for s, bad in (("not close", not ok), ("gap not falling", not trend),
-                                     ("does not beat ℓ2/ℓ∞", not beat)) if bad))
-            holds &= run_ok
+            words.append(e.word)
+            if e.word != SUPPORTED:
+                reasons.append(f"{label}, {example_tag(r)}: {e.word} at {out.horizon} steps: {e.reason}")
             key = f"{pre}{r['optimizer']}"
             figures.update({f"{key}_cos_fp": c_fp[-1], f"{key}_cos_l2": c_l2[-1], f"{key}_cos_linf": c_li[-1],
-                            f"{key}_linf_gap": gap_li[-1]})
+                            f"{key}_linf_gap": gap_li[-1], f"{key}_horizon": float(out.horizon)})
             if p.get("beats"):
                 figures[f"{key}_cos_linf_bound"] = bound
             for name, y in (("1 − cos(w, p*)", 1 - c_fp), ("1 − cos(w, ŵ2)", 1 - c_l2), ("ℓ∞ margin gap", gap_li)):
@@ -187,8 +195,13 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                                      ylabel="gap", group=f"{label}: {example_tag(r)}"))
             table.append({"dataset": label, "run": f"{example_tag(r)}, {out.horizon} steps", "cos(w, p*)": c_fp[-1],
                           "cos(w, ŵ2)": c_l2[-1], "cos(w, ℓ∞ LP)": c_li[-1], "cos bound to any ℓ∞": bound,
-                          "ℓ∞ gap": gap_li[-1], "gap falling": trend, "ok": run_ok,
+                          "ℓ∞ gap": gap_li[-1], "decision": e.word, "why": e.reason,
                           "stalled steps": out.diagnostics.get("stalled_steps", 0)})
+    verdict, counts_text = tally(words, len(words)) if words else (True, "")
+    undecided = ""
+    if holds and verdict is None:
+        undecided = counts_text
+    holds = bool(holds and verdict is not False)
     first_run = next((k for k in figures if k.endswith("_cos_fp") and not k.startswith("d")), None)
     fig = (f"target {target}: fixed point in {figures['fp_iterations']} it., residual {figures['fp_residual']:.1e}, "
            f"KKT {figures['fp_kkt']:.1e}; cos(p*, ŵ2) = {figures['cos_fp_l2']:.4f}")
@@ -196,9 +209,10 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         k = first_run[: -len("_cos_fp")]
         fig += (f"; {k}: cos to p* {figures[k + '_cos_fp']:.6f}, ŵ2 {figures[k + '_cos_l2']:.4f}, "
                 f"ℓ∞ gap {figures[k + '_linf_gap']:.2%}")
-    return Outcome(holds=bool(holds), figure=fig, figures=figures, series=series, table=plain(table),
+    return Outcome(holds=bool(holds), inconclusive=undecided, decisions={w: words.count(w) for w in set(words)},
+                   figure=fig, figures=figures, series=series, table=plain(table),
                    examples=len(datasets(p)), details="; ".join(reasons) or "all datasets and runs as predicted",
-                   counterexample={"why": reasons[0]} if reasons else None)
+                   counterexample={"why": reasons[0]} if reasons and not holds else None)
 
 
 # ---------------------------------------------------------------- gr_fixed_point
