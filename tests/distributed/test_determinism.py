@@ -56,7 +56,7 @@ def test_workers_silence_what_the_ibverify_process_silences():
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         quiet_warnings()
-        warnings.warn("schedule outside LR-MSD", ScheduleWarning)
-        warnings.warn("overflow", RuntimeWarning)
-        warnings.warn("kept", DeprecationWarning)
+        warnings.warn("schedule outside LR-MSD", ScheduleWarning, stacklevel=1)
+        warnings.warn("overflow", RuntimeWarning, stacklevel=1)
+        warnings.warn("kept", DeprecationWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["kept"]
