@@ -54,3 +54,33 @@ def test_select_by_prefix_keeps_only_claims_of_the_tier_and_exact_ids_must_have_
     assert len(chosen) == sum(c.id.startswith("gronich.") and "fast" in c.tiers for c in CLAIMS.values())
     with pytest.raises(IbverifyError, match="no 'fast' tier"):
         select(list(CLAIMS.values()), [full_only[0].id], "fast")
+
+
+def test_verdict_words_from_outcomes_three_valued():
+    from ibverify.claims import verdict
+    from ibverify.evidence import Outcome
+
+    reg = {c.id: c for c in load_registry()}
+    paper, control = reg["baek.gr-inc-adam-l2"], reg["baek.control.gr-det-adam-l2"]
+    out = lambda holds, why="": Outcome(holds=holds, figure="", inconclusive=why)  # noqa: E731
+    assert [verdict(paper, out(True)), verdict(paper, out(False)), verdict(paper, out(False, "not yet"))] == [
+        "holds", "does not hold", "inconclusive"]
+    assert [verdict(control, out(False)), verdict(control, out(True)), verdict(control, out(False, "x"))] == [
+        "refuted", "not refuted", "inconclusive"]
+    assert verdict(paper, None) == "error" and verdict(paper, out(None)) == "error"
+
+
+def test_expect_verdict_is_only_inconclusive_and_only_for_controls(tmp_path):
+    from ibverify import IbverifyError
+    from ibverify.claims import load_claim
+
+    reg = {c.id: c for c in load_registry()}
+    assert reg["baek.control.gr-inc-adam-l2-early"].expect == "inconclusive"
+    assert reg["baek.control.gr-det-adam-l2"].expect == "refuted"
+    base = Path(reg["baek.control.gr-inc-adam-l2-early"].path).read_text()
+    for bad in (base.replace('expect_verdict = "inconclusive"', 'expect_verdict = "holds"'),
+                base.replace('status = "control"', 'status = "paper"')):
+        f = tmp_path / "baek.control.gr-inc-adam-l2-early.toml"
+        f.write_text(bad)
+        with pytest.raises(IbverifyError, match="expect_verdict"):
+            load_claim(f)

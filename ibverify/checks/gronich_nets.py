@@ -3,9 +3,12 @@
 `network_kkt(ctx)`: for each generated example (teacher data of drawn size/dimension/seed, a two-layer ReLU²
 student of drawn width, a drawn initialization) train the claim's optimizer, score the run in every applicable
 geometry (gronich_score.score) and apply the three-valued cross-geometry rule (gronich_score.judge) to the geometry
-`judge` (default: the optimizer's own). An inconclusive example is extended ×10 up to `horizon_cap` (default 10×
-steps; prop.sequential). The claim holds with ≥ min_supported supported examples and none contradicted, does not
-hold on a contradicted one, and is inconclusive otherwise (prop.decide).
+`judge` (default: the optimizer's own). An inconclusive example is extended ×10 at most `extensions` times (default
+1; prop.sequential). The claim holds with ≥ min_supported supported examples and none contradicted, does not
+hold on a contradicted one, and is inconclusive otherwise (prop.decide). The theorems' hypotheses are checked per
+example, geometry-free: positive margin at the cap and (T2) observed (gronich_score.judge_direction); an example outside
+them is set aside and counted (figures `discarded`, `outside_t2`), never support, and one whose direction has not yet
+settled is not supported yet.
 
 A control names a wrong geometry in `judge` and sets `examples_from` to the claim it controls: its examples are
 then drawn with that claim's hypothesis seed, so the control judges the very runs the claim judged (and reuses
@@ -26,7 +29,12 @@ from ..strategies.network import network_example
 from . import gronich_score as S
 from .gronich import get_run
 from .prop import Example, run_property, sequential
-from .rules import INCONCLUSIVE, SET_ASIDE
+from .rules import CONTRADICTED, DECISIONS, INCONCLUSIVE, SET_ASIDE, SUPPORTED
+
+# (T2), the theorems' hypothesis, observed per example and geometry-free (gronich_score.judge_direction), with the
+# tolerances of gronich.directional-convergence: an example whose direction is contradicted is set aside (counted),
+# one whose direction is not yet shown to settle is not supported yet
+T2_DIR_MAX, T2_DROP = 0.1, 0.05
 
 RUN_PARAMS = ("model", "depth", "q", "loss", "optimizer", "steps", "init_scale", "ratio", *KNOBS)
 
@@ -81,37 +89,48 @@ def _one(ctx: CheckContext) -> Outcome:
     own = p.get("judge") or info(opt_name).geometry
     decades, guard, min_drop = float(p.get("decades", 2.0)), ctx.tol("guard"), ctx.tol("min_drop")
     steps = int(p["steps"])
-    cap = int(p.get("horizon_cap", 10 * steps))
+    cap = steps * 10 ** int(p.get("extensions", 1))
     bound = float(p.get("rate_bound", 0.05))
     sig_max = ctx.tol("signature_max") if p.get("bound", False) else None
     series: list[Series] = []
     figs: dict[str, float] = {}
     lines: list[str] = []
     rejected: list[str] = []
+    outside_t2: list[str] = []
+    dir_max = float(p.get("t2_dir_max", T2_DIR_MAX))
 
     def judge_at(ex: dict, T: int, final: bool) -> tuple:
         r, model, data, opt = run_example(ctx, ex, T)
         if not r.q_min or r.q_min[-1] <= 0:
-            return r, None, None
+            return r, None, None, None
+        t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, dir_max, T2_DROP, final)
         sc = S.score(r, model, data, getattr(opt.geometry, "c", 1.0), decades)
         j = S.judge(sc, own, guard=guard, min_drop=min_drop, decades=decades, bound=bound, signature_max=sig_max,
                     final=final)
-        return r, sc, j
+        return r, sc, j, t2
 
     def evaluate(ex: dict) -> Example:
         tag = example_tag(ex)
         seen = {}
 
         def at(T: int, final: bool) -> Example:
-            r, sc, j = judge_at(ex, T, final)
+            r, sc, j, t2 = judge_at(ex, T, final)
             seen.update(sc=sc, j=j, T=T)
             if j is None:
                 return Example(True, {}, decision=SET_ASIDE if final else INCONCLUSIVE)
-            return Example(j.ok, j.figures, reason="; ".join(j.reasons), description=tag, inputs=ex,
-                           decision=j.decision)
+            word, why = j.decision, list(j.reasons)
+            if t2.word == CONTRADICTED:      # outside (T2): the direction does not converge; set aside, counted
+                word, why = SET_ASIDE, [f"outside (T2): {t2.reason}"]
+            elif t2.word != SUPPORTED and word == SUPPORTED:   # (T2) not yet shown: no support yet
+                word, why = INCONCLUSIVE, [f"(T2) not yet shown: {t2.reason}"]
+            return Example(word != CONTRADICTED, {**j.figures, "t2": float(DECISIONS.index(t2.word))},
+                           reason="; ".join(why), description=tag, inputs=ex, decision=word)
 
         e = sequential(at, steps, cap)
         sc, j, T = seen["sc"], seen["j"], seen["T"]
+        if j is not None and e.word == SET_ASIDE:
+            outside_t2.append(f"{tag} ({e.reason})")
+            reject()
         if j is None:
             # (T2) assumes a limit direction with positive margin; a run whose ReLU² units all died (f ≡ 0) or
             # that never separates the data, even at the cap, is outside the theorem: set aside and counted
@@ -150,6 +169,10 @@ def _one(ctx: CheckContext) -> Outcome:
                + (f" | discarded (no positive margin at the horizon, outside (T2)): {', '.join(rejected)}"
                   if rejected else ""))
     figs["discarded"] = len(rejected)
-    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig, figures=figs, series=series, examples=len(ex), details=details,
+    figs["outside_t2"] = len(outside_t2)
+    if outside_t2:
+        details += f" | set aside, outside (T2) (direction not converging at the cap): {', '.join(outside_t2)}"
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig, figures=figs,
+                   series=series, examples=len(ex), details=details,
                    counterexample=None if res.failing is None else
                    {"example": res.failing.inputs, "reason": res.failing.reason})

@@ -27,6 +27,7 @@ would reach `bound`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,7 +65,7 @@ class Scores:
 
 
 def score(run, model, data, c: float = 1.0, decades: float = 2.0, geometries: list[str] | None = None,
-          points: int | None = 7) -> Scores:
+          points: int | None = 5) -> Scores:
     """Residuals and signatures in every geometry at (at most `points` of) the separated checkpoints of the last
     `decades` decades."""
     T = run.checkpoints[-1]
@@ -123,6 +124,42 @@ def judge(sc: Scores, own: str, *, guard: float = 1.0, min_drop: float = 0.05, d
     figs["direction_move"] = sc.move
     figs["decision"] = float(rules.DECISIONS.index(word))
     return Judgement(word, reasons, figs, rates)
+
+
+def direction_increments(steps, thetas, lag: float = 10.0, decades: float = 2.0) -> tuple[list[int], list[float]]:
+    """(T2) observed, geometry-free: the Cauchy increments δ(t) = 1 − cos(θ_{t/lag}, θ_t) (ℓ2 cosine of the flat θ)
+    at every checkpoint t of the last `decades` decades that has one at ≤ t/lag."""
+    T = steps[-1]
+    ts, ds = [], []
+    for i, t in enumerate(steps):
+        early = [j for j, s in enumerate(steps) if s <= t / lag * (1 + 1e-3)]   # integer checkpoints round
+        if t >= T / 10 ** decades * (1 - 1e-9) and early:
+            ts.append(int(t))
+            ds.append(1.0 - cosine(thetas[early[-1]], thetas[i]))
+    return ts, ds
+
+
+def envelope(ds) -> list[float]:
+    """The sup-envelope from the right, E(t) = max_{s ≥ t} δ(s): a bump in the middle does not count, a direction
+    still turning at the horizon does."""
+    out, m = [], -np.inf
+    for d in reversed(list(ds)):
+        m = max(m, d)
+        out.append(m)
+    return out[::-1]
+
+
+def judge_direction(steps, thetas, dir_max: float, min_drop: float, final: bool, lag: float = 10.0,
+                    decades: float = 2.0) -> tuple[rules.Decision, list[int], list[float]]:
+    """(T2) on one run: rules.judge_gap on the sup-envelope of the Cauchy increments over ≥ 1.9 decades (checkpoint
+    rounding): supported when ≤ dir_max and falling; contradicted by a stable plateau at the cap (a direction that
+    keeps turning at a constant log-time rate keeps δ constant); else inconclusive. Returns (decision, t, δ)."""
+    ts, ds = direction_increments(steps, thetas, lag, decades)
+    if len(ts) < 3 or math.log10(ts[-1] / ts[0]) < 1.9:
+        return rules.Decision(rules.INCONCLUSIVE, f"direction increments over {len(ts)} checkpoints only"), ts, ds
+    d = rules.judge_gap(ts, envelope(ds), dir_max, decades=math.log10(ts[-1] / ts[0]), min_drop=min_drop,
+                        final=final)
+    return rules.Decision(d.word, f"direction increment δ: {d.reason}", d.fit), ts, ds
 
 
 def rate_line(rates: dict[str, rules.RateFit], bound: float) -> str:

@@ -6,7 +6,8 @@ outside the claim's hypotheses); the property fails only on a contradicted examp
 contradicted"), so an example that has not yet shown its limit never refutes a claim. It returns all
 evaluated examples, the contradicted one (hypothesis replays the shrunk counterexample last) and the claim-level
 tally (rules.tally: holds needs ≥ `min_supported` supported examples, default two thirds of those judged).
-`sequential(judge_at, steps, cap)` extends an inconclusive example ×10 up to the tier's cap. Settings come from the active hypothesis
+`sequential(judge_at, steps, cap)` extends an inconclusive example ×10 up to the tier's cap. Settings come from the
+active hypothesis
 profile (`ci`: seeded from the claim id and ctx.seed, so every run is identical; `dev`: random) and the
 tier's `examples` / `shrink` parameters.
 

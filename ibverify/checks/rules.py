@@ -24,6 +24,10 @@ Three-valued decisions of an asymptotic statement at a finite horizon (one examp
                                        own residual is a stable plateau; INCONCLUSIVE otherwise
     judge_invariant(x, y, …)           a quantity that must settle (K = (1 − cos)·‖w‖²): CONTRADICTED when it
                                        rises ≥ `rise` per decade over ≥ `decades` decades while above `floor`
+    judge_rate_invariant(x, gap, scale, bound, …)
+                                       a gap that must tend to 0 like 1/scale (scale → ∞, e.g. ‖w‖∞): judge_gap
+                                       on the gap and judge_invariant on gap·scale; SUPPORTED needs both (and the
+                                       scale growing), either contradiction CONTRADICTS at `final`
     tally(decisions, min_supported)    claim level: holds needs ≥ min_supported SUPPORTED and no
                                        CONTRADICTED; does not hold needs a CONTRADICTED; else inconclusive
 All fits use ≥ 3 points over ≥ `decades` decades (never two points).
@@ -252,6 +256,34 @@ def judge_invariant(x, y, *, floor: float, rise: float = 2.0, decades: float = 2
     if settled(xa, ya, 1.0, rise_max):
         return Decision(SUPPORTED, f"settled at {last:.3g} (×{per[0]:.3g} over the last decade)")
     return Decision(INCONCLUSIVE, f"×{per[0]:.3g} over the last decade")
+
+
+def judge_rate_invariant(x, gap, scale, bound: float, *, rise: float = 2.0, decades: float = 2.0,
+                         min_drop: float = 0.1, final: bool = True, floor: float = FLOOR) -> Decision:
+    """A gap that must tend to 0 at the rate 1/scale, where scale → ∞ (a margin gap of a run whose ‖w‖ grows):
+    the invariant I = gap·scale must settle. Two halves, each able to decide alone:
+        gap half        judge_gap(x, gap, bound): within `bound` and falling, or a stable plateau;
+        invariant half  judge_invariant(x, I, rise, decades): I settled over the last decade, or rising ≥ `rise`×
+                        per decade over each of the last `decades` decades (the gap falls slower than 1/scale by
+                        that factor: a slow approach to a plateau, which the gap half alone would count as falling).
+    SUPPORTED: the gap half and the invariant half both support, and the scale grows (1/scale falls by min_drop over
+    the last decade; an invariant that settles only because the run froze supports nothing). CONTRADICTED: either
+    half contradicts at the largest horizon (`final`; before it the example is extended instead), while the gap is
+    above `floor`. INCONCLUSIVE otherwise, with both halves' reasons."""
+    g = np.asarray(gap, float)
+    sc = np.asarray(scale, float)
+    last = float(g[-1])
+    if math.isfinite(last) and last <= floor:
+        return Decision(SUPPORTED, f"reached {last:.3g} ≤ {floor:g}")
+    gd = judge_gap(x, g, bound, decades=decades, min_drop=min_drop, final=True, floor=floor)
+    inv = judge_invariant(x, g * sc, floor=floor * float(sc[-1]), rise=rise, decades=decades)
+    grows = falling(x, 1.0 / np.where(sc > 0, sc, np.nan), 1.0, min_drop)
+    text = f"gap: {gd.reason}; gap·scale: {inv.reason}" + ("" if grows else "; scale not growing")
+    if gd.word == SUPPORTED and inv.word == SUPPORTED and grows:
+        return Decision(SUPPORTED, text, gd.fit)
+    if CONTRADICTED in (gd.word, inv.word):
+        return Decision(CONTRADICTED if final else INCONCLUSIVE, text + ("" if final else ", to be extended"), gd.fit)
+    return Decision(INCONCLUSIVE, text, gd.fit)
 
 
 def tally(words, min_supported: int) -> tuple[bool | None, str]:

@@ -8,6 +8,7 @@ of its cells is a number; any other line that does not parse is an error naming 
 from __future__ import annotations
 
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,35 +19,69 @@ from .dataset import Dataset, make
 SEPARABILITY_TOL = 1e-9
 
 
-def separability_certificate(D: Dataset) -> np.ndarray:
-    """A direction w with min_i z_i·w > 0 (‖w‖_∞ ≤ 1), or IbverifyError naming the violated sample.
+@dataclass
+class Separability:
+    """The decision of `separability`: `direction` (exactly verified: min_i z_i·w > 0 in rational arithmetic) or
+    `witness` (λ ≥ 0, Σλ = 1, on the column-scaled data Ẑ: no direction with |u_k| ≤ 1 has a scaled margin above
+    `bound` = ‖Ẑᵀλ‖_1, weak duality), with the LP optimum `gamma` (column-scaled units)."""
 
-    LP on Ẑ = Z/max|Z| (scale-free): max γ s.t. Ẑ w ≥ γ·1, −1 ≤ w ≤ 1 (HiGHS). Separable iff the
-    optimum γ > 0; the returned w is re-checked directly, so the certificate does not rest on solver
-    status alone.
-    """
+    direction: np.ndarray | None
+    witness: np.ndarray | None
+    bound: float
+    gamma: float
+    scale: np.ndarray          # column scale c (1 on all-zero columns)
+
+
+def separability(D: Dataset) -> Separability:
+    """Decide linear separability through the origin by certificate, never by solver status alone.
+
+    The LP runs on column-scaled data Ẑ = Z·diag(1/c), c_k = max_i |Z_ik| (a feature in thousands and one in
+    thousandths weigh alike; all-zero columns are inert): max γ s.t. Ẑu ≥ γ·1, −1 ≤ u ≤ 1 (HiGHS). If γ > 0, w = u/c
+    in the original units is checked exactly (every z_i·w as a Fraction of the float64 values). Otherwise the LP's
+    dual λ is the witness of non-separability (see Separability)."""
+    from fractions import Fraction
+
     from scipy.optimize import linprog  # start-up time: scipy (the CLI imports ibverify.data before reading a file)
 
     Z = D.Z
     n, d = Z.shape
-    s = float(np.max(np.abs(Z)))
-    if not s > 0:
-        raise IbverifyError(f"{D.name}: data are not linearly separable: every entry of X is 0")
-    Zn = Z / s
-    c = np.r_[np.zeros(d), -1.0]
-    A = np.hstack([-Zn, np.ones((n, 1))])
-    res = linprog(c, A_ub=A, b_ub=np.zeros(n), bounds=[(-1, 1)] * d + [(None, 1e6)], method="highs")
+    c = np.max(np.abs(Z), axis=0)
+    c = np.where(c > 0, c, 1.0)
+    Zs = Z / c
+    obj = np.r_[np.zeros(d), -1.0]
+    A = np.hstack([-Zs, np.ones((n, 1))])
+    res = linprog(obj, A_ub=A, b_ub=np.zeros(n), bounds=[(-1, 1)] * d + [(None, 1.0)], method="highs")
     if res.status != 0:
         raise IbverifyError(f"{D.name}: separability LP failed: {res.message}")
-    w = res.x[:d]
-    margins = Zn @ w
-    scale = np.abs(Zn).sum(axis=1).max()
-    if margins.min() <= SEPARABILITY_TOL * scale:
-        worst = int(np.argmin(margins))
-        raise IbverifyError(
-            f"{D.name}: data are not linearly separable: best ℓ∞-bounded direction has margin "
-            f"{margins.min() * s:.3g} ≤ 0 (sample {worst} is not separated)")
-    return w
+    gamma = -float(res.fun)
+    lam = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+    lam = lam / lam.sum() if lam.sum() > 0 else None
+    bound = float(np.abs(Zs.T @ lam).sum()) if lam is not None else float("inf")
+    if gamma > 0:
+        w = res.x[:d] / c
+        fw = [Fraction(float(v)) for v in w]
+        if all(sum(Fraction(float(a)) * b for a, b in zip(row, fw, strict=True) if a) > 0 for row in Z):
+            return Separability(w, None, bound, gamma, c)
+        return Separability(None, None, bound, gamma, c)    # undecided in float64: neither certificate
+    return Separability(None, lam, bound, gamma, c)
+
+
+def separability_certificate(D: Dataset) -> np.ndarray:
+    """A direction with min_i z_i·w > 0, proved exactly (`separability`), or one IbverifyError line: "not linearly
+    separable" with its dual witness, or "not decided" when float64 cannot settle it."""
+    if not np.any(D.Z):
+        raise IbverifyError(f"{D.name}: data are not linearly separable: every entry of X is 0")
+    s = separability(D)
+    if s.direction is not None:
+        return s.direction
+    if s.witness is None:
+        raise IbverifyError(f"{D.name}: separability not decided in float64: the LP direction (column-scaled margin "
+                            f"{s.gamma:.3g}) fails the exact check")
+    support = int(np.sum(s.witness > 1e-12))
+    raise IbverifyError(
+        f"{D.name}: data are not linearly separable: dual witness λ ≥ 0 on {support} samples with Σλ = 1 and "
+        f"‖Σ λ_i ẑ_i‖_1 = {s.bound:.2g} (column-scaled), so no direction separates with a scaled margin above that "
+        f"(best found {s.gamma:.3g})")
 
 
 def with_intercept(D: Dataset) -> Dataset:

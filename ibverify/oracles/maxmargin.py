@@ -72,12 +72,24 @@ def data_scale(Z: np.ndarray) -> float:
     return s
 
 
+def column_scale(Z: np.ndarray) -> np.ndarray:
+    """c_k = max_i |Z_ik| (1 for an all-zero column): the solvers see Z·diag(1/c), every column in [−1, 1], so a
+    feature in thousands and one in thousandths are conditioned alike (raw breast_cancer was refused otherwise)."""
+    c = np.max(np.abs(Z), axis=0)
+    return np.where(c > 0, c, 1.0)
+
+
 def _solve_primal(Z: np.ndarray, norm: str) -> tuple[np.ndarray, np.ndarray]:
+    """(w, λ) of (P) on Z, solved in u = c ⊙ w against the column-scaled Z·diag(1/c) (same constraints, same
+    duals; the norm of w = u/c is the objective)."""
     import cvxpy as cp  # start-up time: cvxpy (the CLI imports the oracles before reading the data)
 
     n, d = Z.shape
-    w = cp.Variable(d)
-    cons = [Z @ w >= 1]
+    c = column_scale(Z)
+    g = float(np.exp(np.mean(np.log(c))))   # the objective is solved for g·w: weights 1/(c/g), geometric mean 1
+    u = cp.Variable(d)
+    w = cp.multiply(g / c, u)
+    cons = [(Z / c) @ u >= 1]
     obj = cp.Minimize(0.5 * cp.sum_squares(w)) if norm == "l2" else cp.Minimize(cp.norm(w, ORD[norm]))
     prob = cp.Problem(obj, cons)
     try:
@@ -88,8 +100,8 @@ def _solve_primal(Z: np.ndarray, norm: str) -> tuple[np.ndarray, np.ndarray]:
         if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             raise IbverifyError(f"data are not linearly separable: {norm} max-margin problem is infeasible")
         raise IbverifyError(f"{norm} max-margin solve ended with status '{prob.status}'")
-    lam = np.asarray(cons[0].dual_value, dtype=np.float64).ravel()
-    wv = np.asarray(w.value, dtype=np.float64)
+    lam = np.asarray(cons[0].dual_value, dtype=np.float64).ravel() / (g * g if norm == "l2" else g)
+    wv = np.asarray(u.value, dtype=np.float64) / c
     if norm == "l2":  # QP duals satisfy w = Zᵀλ_qp, 1ᵀλ_qp = ‖w‖²; rescale to the norm-form dual
         lam = lam / np.linalg.norm(wv)
     return wv, lam
@@ -127,18 +139,22 @@ def certify(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str, rtol: floa
 
 
 def _highs_value(Z: np.ndarray, norm: str) -> float:
-    """min ‖w‖_p s.t. Zw ≥ 1 as an LP in HiGHS (p = ∞ or 1)."""
+    """min ‖w‖_p s.t. Zw ≥ 1 as an LP in HiGHS (p = ∞ or 1), in u = cs ⊙ w on the column-scaled Z (as
+    _solve_primal)."""
     from scipy.optimize import linprog  # start-up time: scipy, as cvxpy in _solve_primal
 
     n, d = Z.shape
-    if norm == "linf":  # vars (w, t): min t, −t ≤ w_k ≤ t
+    cs = column_scale(Z)
+    Zc = Z / cs
+    if norm == "linf":  # vars (u, t): min t, −t ≤ u_k/cs_k ≤ t
         c = np.r_[np.zeros(d), 1.0]
-        A = np.block([[-Z, np.zeros((n, 1))], [np.eye(d), -np.ones((d, 1))], [-np.eye(d), -np.ones((d, 1))]])
+        D = np.diag(1 / cs)
+        A = np.block([[-Zc, np.zeros((n, 1))], [D, -np.ones((d, 1))], [-D, -np.ones((d, 1))]])
         b = np.r_[-np.ones(n), np.zeros(2 * d)]
         bounds = [(None, None)] * d + [(0, None)]
-    else:  # l1, vars (w+, w−) ≥ 0
-        c = np.ones(2 * d)
-        A = np.hstack([-Z, Z])
+    else:  # l1, vars (u+, u−) ≥ 0: min Σ (u+ + u−)/cs
+        c = np.r_[1 / cs, 1 / cs]
+        A = np.hstack([-Zc, Zc])
         b = -np.ones(n)
         bounds = [(0, None)] * (2 * d)
     res = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")

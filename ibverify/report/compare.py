@@ -2,7 +2,8 @@
 
 Failures (`CompareResult.ok` is False), one line each naming the claim:
 - the verdict got worse, by rank: as expected (3) > inconclusive (2) > unexpected (1) > error (0); e.g.
-  holds → inconclusive, inconclusive → does not hold, refuted → not refuted, anything → error. (A claim that was already unexpected in the baseline
+  holds → inconclusive, inconclusive → does not hold, refuted → not refuted, anything → error. (A claim that
+  was already unexpected in the baseline
   and still is does not fail the gate; `ibverify verify`'s exit status covers absolute failures.)
 - a tracked figure regressed beyond its tolerance, became null, or disappeared;
 - a baseline claim is missing from the current results.
@@ -110,8 +111,9 @@ def compare(baseline: dict, current: dict, tracked: dict | None = None) -> Compa
         change = f"verdict {b['verdict']} → {c['verdict']}"
         if _rank(c) < _rank(b):
             detail = error_line(c.get("error")) if c["verdict"] == "error" else ""
+            now_word = "error" if _rank(c) == 0 else "inconclusive" if _rank(c) == 2 else "unexpected"
             res.add("FAIL", cid, f"{change} ({'as expected' if b['as_expected'] else 'unexpected'} before, "
-                                 f"{'error' if _rank(c) == 0 else 'inconclusive' if _rank(c) == 2 else 'unexpected'} now){': ' + detail if detail else ''}")
+                                 f"{now_word} now){': ' + detail if detail else ''}")
         elif _rank(c) > _rank(b):
             res.add("BETTER", cid, change)
         elif c["verdict"] != b["verdict"] or c["status"] != b["status"]:

@@ -91,8 +91,11 @@ def environment():
 
 
 def _key_figure(c: dict) -> str:
-    if c["outcome"] and c["outcome"].get("figure"):
-        return c["outcome"]["figure"]
+    o = c["outcome"] or {}
+    if o.get("inconclusive"):
+        return f"not decided: {o['inconclusive']} — {o.get('figure', '')}"
+    if o.get("figure"):
+        return o["figure"]
     return error_line(c.get("error"))
 
 

@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = {c.id: c for c in load_registry(ROOT / "claims")}
 DIRECTION_CHECKS = ("ibverify.checks.per_sample:direction_converges", "ibverify.checks.per_sample:signum_beta_trend")
 # what the claim's data strategy and β draw depend on: a control must match all of them in every tier
-STRATEGY_KEYS = ("dataset", "n", "d", "beta2_range", "beta2_scale", "beta_range", "betas", "c_beta", "lr",
-                 "lr_decay", "criterion", "target", "late_decades", "base_steps", "losses", "loss")
+STRATEGY_KEYS = ("dataset", "n", "d", "beta2_range", "beta2_scale", "beta_range", "betas", "c_beta",
+                 "beta_one_minus_min", "lr", "lr_decay", "criterion", "target", "late_decades", "base_steps", "losses",
+                 "loss")
 
 
 @settings(max_examples=12, deadline=None, derandomize=True)

@@ -175,19 +175,39 @@ def test_hybrid_optimum_differs_from_msp_on_matrix_vector_data():
 
 # ------------------------------------------------------------------ direction criterion and its control
 
-def test_spiral_keeps_turning():
-    ts, d = D.direction_gap(D.spiral(10**6, omega=0.5))
-    expect = 1 - math.cos(0.5 * math.log(100))
-    assert d[0] == pytest.approx(expect, rel=1e-2) and d[1] == pytest.approx(expect, rel=1e-2)
+def test_spiral_keeps_turning_and_is_contradicted():
+    traj = D.spiral(10**6, omega=0.5)
+    ts, d = S.direction_increments(traj.checkpoints, traj.thetas)
+    expect = 1 - math.cos(0.5 * math.log(10))
+    assert ts[0] == 10**4 and ts[-1] == 10**6 and d == pytest.approx([expect] * len(d), rel=1e-2)
+    dec, _, _ = S.judge_direction(traj.checkpoints, traj.thetas, 0.1, 0.05, final=True)
+    assert dec.word == CONTRADICTED
+    slow = D.spiral(10**6, omega=0.02)   # δ ≈ 1e-3 ≤ dir_max: only the trend half can refute it
+    dec, _, ds = S.judge_direction(slow.checkpoints, slow.thetas, 0.1, 0.05, final=True)
+    assert max(ds) < 0.1 and dec.word == CONTRADICTED
+    assert S.judge_direction(slow.checkpoints, slow.thetas, 0.1, 0.05, final=False)[0].word == INCONCLUSIVE
 
 
-def test_direction_gap_of_a_converging_ray():
-    # θ_t = t·u + √t·v: the angle to the limit u decays like t^{-1/2}
+def _ray(bump: float = 0.0):
+    # θ_t = t·u + √t·v: the angle to the limit u decays like t^{-1/2}; `bump` adds an excursion at t = 10^4.25
     u, v = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     steps = [int(x) for x in np.logspace(3, 6, 13)]
-    traj = D.Trajectory(steps, [{"w": t * u + math.sqrt(t) * v} for t in steps])
-    ts, d = D.direction_gap(traj)
-    assert d[1] < 0.2 * d[0] and d[1] < 1e-3
+    th = [{"w": t * u + math.sqrt(t) * v + (bump * t * v if i == 5 else 0)} for i, t in enumerate(steps)]
+    return D.Trajectory(steps, th)
+
+
+def test_a_converging_ray_is_supported_and_closeness_alone_withholds_support():
+    traj = _ray()
+    dec, ts, d = S.judge_direction(traj.checkpoints, traj.thetas, 0.1, 0.05, final=True)
+    assert dec.word == SUPPORTED and d[-1] < 0.2 * d[0]
+    tight = S.judge_direction(traj.checkpoints, traj.thetas, d[-1] / 2, 0.05, final=True)[0]
+    assert tight.word == INCONCLUSIVE and "on track" in tight.reason
+
+
+def test_an_excursion_in_the_middle_does_not_decide_but_one_at_the_horizon_does_not_support():
+    traj = _ray(bump=0.3)       # the sup-envelope forgets a bump once later increments are smaller
+    assert S.judge_direction(traj.checkpoints, traj.thetas, 0.1, 0.05, final=True)[0].word == SUPPORTED
+    assert S.envelope([1, 3, 2, 0.5]) == [3, 3, 2, 0.5]
 
 
 def test_scores_use_each_geometrys_own_signature():

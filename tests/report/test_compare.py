@@ -28,7 +28,29 @@ def _resummarize(r):
     n = len(r["claims"])
     ok = sum(c["as_expected"] for c in r["claims"])
     r["summary"] = {"total": n, "as_expected": ok, "unexpected": n - ok,
-                    "errors": sum(c["verdict"] == "error" for c in r["claims"])}
+                    "errors": sum(c["verdict"] == "error" for c in r["claims"]),
+                    "inconclusive": sum(c["verdict"] == "inconclusive" and not c["as_expected"] for c in r["claims"])}
+
+
+def _set_inconclusive(results, cid):
+    c = claim_of(results, cid)
+    c["outcome"]["inconclusive"] = "3 supported, 3 inconclusive (holds needs ≥ 4 supported)"
+    c["verdict"], c["as_expected"] = "inconclusive", False
+    _resummarize(results)
+
+
+def test_holds_turning_inconclusive_fails_and_inconclusive_turning_false_fails_again(results):
+    cid = "baek.gr-inc-adam-l2"
+    undecided = copy.deepcopy(results)
+    _set_inconclusive(undecided, cid)
+    res = compare(results, undecided)
+    assert not res.ok and "as expected before, inconclusive now" in _fails(res)[0]
+    refuted = copy.deepcopy(undecided)
+    _set_verdict(refuted, cid, False)
+    res = compare(undecided, refuted)         # inconclusive (2) → does not hold (1): worse
+    assert not res.ok and "verdict inconclusive → does not hold" in _fails(res)[0]
+    back = compare(undecided, results)        # inconclusive → holds: better, not a failure
+    assert back.ok and any(line.startswith("BETTER") for line in back.lines)
 
 
 def test_identical_results_pass_silently(results):

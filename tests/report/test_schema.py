@@ -57,6 +57,8 @@ BAD = [  # (mutation, words the one-line message must contain)
     (lambda r: r["summary"].update(total=3), "summary.total is 3 but the claim rows give 8"),
     (lambda r: r["summary"].update(unexpected=r["summary"]["unexpected"] + 1),
      "summary.unexpected is"),                                   # issue 21: a doctored summary was accepted
+    (lambda r: r["summary"].update(inconclusive=2), "summary.inconclusive is 2 but the claim rows give 0"),
+    (lambda r: r["claims"][0].update(verdict="maybe"), "must be one of"),
     (lambda r: r["claims"].append(dict(r["claims"][0])) or r["summary"].update(total=9), "duplicates"),
     (lambda r: r.update(tracked={"x": {"cos": {"better": "up"}}}), "tracked.x.cos.better"),
     (lambda r: r.update(tracked={"x": {"cos": {"rtol": -1}}}), "tracked.x.cos.rtol must be >= 0"),

@@ -163,3 +163,75 @@ def test_tally():
     assert tally([SUPPORTED, INCONCLUSIVE, INCONCLUSIVE], 2)[0] is None
     assert tally([SUPPORTED, SUPPORTED, SET_ASIDE], 2)[0] is True                   # set aside: neither side
     assert tally([SET_ASIDE, SET_ASIDE], 0)[0] is None                              # nothing judged
+
+
+# --------------------------------------------------------------- judge_rate_invariant (gap → 0 like 1/scale)
+
+XS = np.logspace(2, 6, 17)  # 4 decades, 4 points per decade
+SQRT_T = 0.2 * np.sqrt(XS)  # ‖w‖∞ of a sign method at η ∝ t^−1/2: ×3.16 per decade
+
+
+def test_rate_invariant_supports_a_gap_falling_like_one_over_the_scale():
+    from ibverify.checks.rules import SUPPORTED, judge_rate_invariant
+    gap = 0.5 / SQRT_T  # gap·scale = 0.5 exactly; gap 2.5e-3 at the horizon
+    d = judge_rate_invariant(XS, gap, SQRT_T, 0.03)
+    assert d.word == SUPPORTED
+    assert d.fit.slope == pytest.approx(-0.5, abs=1e-9)
+
+
+def test_rate_invariant_contradicts_a_plateau_at_the_final_horizon_only():
+    from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, judge_rate_invariant
+    gap = 0.2 + 0 * XS  # no momentum / β below β_c: a flat gap, gap·scale rising ×3.16 per decade
+    assert judge_rate_invariant(XS, gap, SQRT_T, 0.03).word == CONTRADICTED
+    d = judge_rate_invariant(XS, gap, SQRT_T, 0.03, final=False)
+    assert d.word == INCONCLUSIVE and d.reason.endswith("to be extended")
+
+
+def test_rate_invariant_half_contradicts_alone_a_slow_approach_the_gap_rule_calls_falling():
+    """Gap ×0.7 per decade (NUMERICS.md's slow approach to a small plateau): judge_gap alone supports it (within 3 %,
+    falling ≥ 10 % per decade), gap·scale rises ×2.21 per decade ≥ 2: contradicted by the invariant half alone."""
+    from ibverify.checks.rules import CONTRADICTED, SUPPORTED, judge_gap, judge_rate_invariant
+    gap = 0.02 * (XS / XS[-1]) ** np.log10(0.7)
+    assert judge_gap(XS, gap, 0.03).word == SUPPORTED
+    d = judge_rate_invariant(XS, gap, SQRT_T, 0.03)
+    assert d.word == CONTRADICTED and "rises ×2.21" in d.reason
+    assert judge_rate_invariant(XS, gap, SQRT_T, 0.03, rise=2.5).word == "inconclusive"  # ×2.21 < 2.5: not decided
+
+
+def test_rate_invariant_gap_half_contradicts_alone_when_the_scale_grows_slowly():
+    """A flat gap with a scale growing ×1.5 per decade: gap·scale rises only ×1.5 (< rise = 2, the invariant half is
+    undecided), but the gap half sees a stable plateau: contradicted by it alone."""
+    from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, judge_invariant, judge_rate_invariant
+    scale = (XS / XS[0]) ** np.log10(1.5)
+    gap = 0.1 + 0 * XS
+    assert judge_invariant(XS, gap * scale, floor=1e-12).word == INCONCLUSIVE
+    d = judge_rate_invariant(XS, gap, scale, 0.03)
+    assert d.word == CONTRADICTED and d.reason.startswith("gap: plateau at 0.1")
+
+
+def test_rate_invariant_closeness_and_growth_each_withhold_support():
+    from ibverify.checks.rules import INCONCLUSIVE, judge_rate_invariant
+    gap = 50.0 / SQRT_T  # settled invariant, but the gap is 0.25 > 0.03 at the horizon: on track, not supported
+    d = judge_rate_invariant(XS, gap, SQRT_T, 0.03)
+    assert d.word == INCONCLUSIVE and "on track" in d.reason
+    frozen = 0.01 + 0 * XS  # a frozen run: gap and scale constant, gap·scale "settled" but the scale does not grow
+    d = judge_rate_invariant(XS, frozen, 1.0 + 0 * XS, 0.03)
+    assert d.word == "contradicted"  # the gap half: a plateau (never supported by the settled invariant)
+    assert "scale not growing" in d.reason
+
+
+def test_rate_invariant_reached_gap_is_supported():
+    from ibverify.checks.rules import SUPPORTED, judge_rate_invariant
+    assert judge_rate_invariant(XS, 0 * XS, SQRT_T, 0.03).word == SUPPORTED
+
+
+def test_rate_invariant_floor_decides_a_jittery_gap_below_it():
+    """gap·scale jitters ±20 % (×1.41 over the last decade: undecided) while the gap is ~3e-6: the floor decides."""
+    from ibverify.checks.rules import INCONCLUSIVE, SUPPORTED, judge_rate_invariant
+    jitter = np.where(np.arange(len(XS)) % 2 == 0, 1.0, 0.7)
+    jitter[-1] = 1.0
+    jitter[-5] = 0.71
+    gap = 6e-4 * jitter / SQRT_T  # 3e-6 at the horizon
+    assert judge_rate_invariant(XS, gap, SQRT_T, 0.03).word == INCONCLUSIVE
+    d = judge_rate_invariant(XS, gap, SQRT_T, 0.03, floor=1e-5)
+    assert d.word == SUPPORTED and d.reason.startswith("reached")

@@ -56,3 +56,54 @@ def test_decide_needs_two_thirds_supported_by_default():
     assert decide([ex(SUPPORTED)] * 3 + [ex(INCONCLUSIVE)] * 3, min_supported=3)[0] is True
     v, text, counts = decide([ex(SUPPORTED), ex(CONTRADICTED)])
     assert v is False and counts[CONTRADICTED] == 1 and "1 contradicted" in text
+
+
+# ------------------------------------------------------------------ the linear direction decision, each half alone
+
+import numpy as np  # noqa: E402
+
+from ibverify.checks.per_sample import decide_direction  # noqa: E402
+from ibverify.claims import CheckContext, load_registry  # noqa: E402
+
+X = np.logspace(2, 6, 17)
+
+
+def _ctx(claim_id):
+    c = {c.id: c for c in load_registry()}[claim_id]
+    return CheckContext(c, "fast", c.params_for("fast"))
+
+
+def test_invariant_criterion_supports_a_settled_K_with_growing_w():
+    w2 = X ** 1.4                                    # ‖w‖² grows ×25 per decade
+    gap = 3.0 / w2                                   # K = gap·‖w‖² = 3, settled; gap 1.2e-8 at the horizon
+    d, close, trend = decide_direction(X, gap, w2, 1e-3, "invariant", 1.0, _ctx("baek.gr-inc-adam-l2"), True)
+    assert d.word == SUPPORTED and close and trend
+
+
+def test_invariant_trend_half_alone_contradicts_a_rising_K_within_tolerance():
+    w2 = X ** 1.4
+    gap = np.full_like(X, 5e-4)                      # within cos 0.999, but K = gap·‖w‖² rises ×25 per decade
+    d, close, trend = decide_direction(X, gap, w2, 1e-3, "invariant", 1.0, _ctx("baek.gr-inc-adam-l2"), False)
+    assert close and not trend and d.word == CONTRADICTED
+
+
+def test_invariant_closeness_half_alone_keeps_a_settled_K_undecided():
+    w2 = X ** 1.4
+    gap = 3e6 / w2                                   # K settled, but the gap at the horizon is 1.2e-2 > 1e-3
+    d, close, trend = decide_direction(X, gap, w2, 1e-3, "invariant", 1.0, _ctx("baek.gr-inc-adam-l2"), True)
+    assert trend and not close and d.word == INCONCLUSIVE and "on track" in d.reason
+
+
+def test_a_frozen_run_is_contradicted_only_at_the_cap():
+    w2 = np.full_like(X, 4.0)
+    gap = np.full_like(X, 1e-4)
+    ctx = _ctx("baek.gr-inc-adam-l2")
+    assert decide_direction(X, gap, w2, 1e-3, "invariant", 1.0, ctx, True)[0].word == CONTRADICTED
+    assert decide_direction(X, gap, w2, 1e-3, "invariant", 1.0, ctx, False)[0].word == INCONCLUSIVE
+
+
+def test_falling_criterion_is_judge_gap():
+    ctx = _ctx("zhang.det-adam-linf")
+    assert decide_direction(X, 0.1 * X ** -0.5, X, 3e-2, "falling", 1.0, ctx, True)[0].word == SUPPORTED
+    assert decide_direction(X, np.full_like(X, 0.2), X, 3e-2, "falling", 1.0, ctx, True)[0].word == CONTRADICTED
+    assert decide_direction(X, 100 * X ** -0.5, X, 3e-2, "falling", 1.0, ctx, True)[0].word == INCONCLUSIVE
