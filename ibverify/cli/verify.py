@@ -199,7 +199,8 @@ def add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="run claims and write the report")
     v.add_argument("ids", nargs="*", help="claim ids (or prefixes ending in '.', e.g. baek.)")
     v.add_argument("--tier", choices=("smoke", "fast", "full"), default="fast",
-                   help="smoke: seconds; fast (default): minutes; full: long horizons, resume cache on")
+                   help="smoke: every claim at its smallest deciding sizes (about 2 min CPU); fast (default): "
+                        "minutes; full: long horizons, resume cache on")
     v.add_argument("--report", default="reports", help="report folder (default reports/)")
     v.add_argument("--json", default=None, metavar="PATH", help="also write results JSON here ('-' for stdout)")
     v.add_argument("--seed", type=int, default=0, help="seed of every generated example (default 0)")
