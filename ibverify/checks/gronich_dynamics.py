@@ -153,7 +153,7 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
                          + (f" ({e.reason})" if e.reason else ""))
             return e
 
-        results.append(run_property(fctx, network_example(), evaluate))
+        results.append(run_property(fctx, network_example(), evaluate, set_aside=set_aside))
     values = [v for k, v in figs.items() if k.startswith(f"{key}[")]
     counts = {w: sum(r.counts.get(w, 0) for r in results) for w in rules.DECISIONS}
     failed = any(not r.holds and not r.undecided for r in results)

@@ -97,6 +97,7 @@ def _one(ctx: CheckContext) -> Outcome:
     lines: list[str] = []
     rejected: list[str] = []
     outside_t2: list[str] = []
+    aside: list[str] = []   # both kinds, for the tally
     dir_max = float(p.get("t2_dir_max", T2_DIR_MAX))
 
     def judge_at(ex: dict, T: int, final: bool) -> tuple:
@@ -130,11 +131,13 @@ def _one(ctx: CheckContext) -> Outcome:
         sc, j, T = seen["sc"], seen["j"], seen["T"]
         if j is not None and e.word == SET_ASIDE:
             outside_t2.append(f"{tag} ({e.reason})")
+            aside.append(tag)
             reject()
         if j is None:
             # (T2) assumes a limit direction with positive margin; a run whose ReLU² units all died (f ≡ 0) or
             # that never separates the data, even at the cap, is outside the theorem: set aside and counted
             rejected.append(tag)
+            aside.append(tag)
             reject()
         k = len(lines)
         for g in sc.residual:
@@ -151,7 +154,7 @@ def _one(ctx: CheckContext) -> Outcome:
                      + (f" ({e.reason})" if e.reason else ""))
         return e
 
-    res = run_property(family_ctx(ctx), network_example(), evaluate)
+    res = run_property(family_ctx(ctx), network_example(), evaluate, set_aside=aside)
     ex = res.examples
     ratios = [e.figures.get("residual_ratio") for e in ex]
     resid = [e.figures.get("residual") for e in ex]

@@ -31,9 +31,9 @@ from ..optim import OptimizerSpec
 from ..oracles import max_margin
 from ..theory import fixed_point
 from .per_sample import beta2_strategy, signum_curves, signum_decision, signum_horizon, signum_tolerances
-from .prop import Example, decide, run_property
+from .prop import Example, decide, run_property, sequential
 from .proxy import spec_of, steps_of
-from .rules import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, closeness, falling, judge_gap, settled, tally,
+from .rules import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, judge_gap, settled, tally,
                     value_before)
 
 
@@ -476,49 +476,44 @@ def cauchy_series(x: np.ndarray, ws: np.ndarray, vector: bool = False) -> tuple[
 
 
 def proxy_optimizes(ctx: CheckContext) -> Outcome:
-    """AdamProxy runs (η_t = lr (t+1)^(−lr_decay)) on Gaussian data; `quantity` is judged by the shared
-    rule — close: value at the horizon ≤ tolerance `max_value`; trend: rules.falling over the last decade by
-    tolerance trend_drop — and, for grad_norm, L falling and ‖w‖ growing as well (Prop 4.3 [reconstructed]):
-        grad_norm       ‖∇L‖_{P⁻¹} → 0              ratio   ‖∇L‖_{P⁻¹}/L → 0 (control: it grows like L^{−1/2})
-        cauchy_angle    ∠(w_T, w_{T/10}) → 0 (Assumption 4.4 by a Cauchy criterion)
-        cauchy_vector   ‖w_T − w_{T/10}‖/‖w_T‖ → 0 (control: the iterate itself diverges)."""
+    """AdamProxy runs (η_t = lr (t+1)^(−lr_decay)) on Gaussian data, a Cauchy criterion judged three-valued by
+    rules.judge_gap over the last two decades (≤ tolerance `max_value` at the horizon and falling by trend_drop:
+    supported; a stable plateau at the largest horizon: contradicted; else extended ×10 at most `extensions` times):
+        cauchy_angle    ∠(w_T, w_{T/10}) → 0 (Assumption 4.4)
+        cauchy_vector   ‖w_T − w_{T/10}‖/‖w_T‖ → 0 (control: the iterate itself diverges, a plateau)."""
     p = ctx.params
     q = p["quantity"]
     drop, vmax = ctx.tol("trend_drop"), ctx.tol("max_value")
-    rows, series, holds = [], [], True
+    rows, series, words = [], [], []
+    steps = int(p["steps"])
     for s in p["data_seeds"]:
         Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
         spec = OptimizerSpec.from_params(p, name="adam-proxy")
-        r = run(Z, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 25)))
-        Q = proxy_quantities(Z, r.ws)
-        if q.startswith("cauchy"):
+        seen = {}
+
+        def judge_at(T: int, final: bool, Z=Z, spec=spec, seen=seen) -> Example:
+            r = run(Z, spec, T, checkpoints=int(p.get("checkpoints", 25)))
             x, y = cauchy_series(r.checkpoints, r.ws, vector=q == "cauchy_vector")
-        else:
-            x, y = r.checkpoints.astype(float), Q[q]
-        close = closeness(float(y[-1]), vmax)
-        trend = falling(x, y, 1.0, drop)
-        extra = True
-        if q == "grad_norm":
-            extra = falling(r.checkpoints, Q["L"], 1.0, drop) and falling(r.checkpoints, 1 / Q["norm"], 1.0, drop)
-        ok = close and trend and extra
-        holds &= ok
+            d = judge_gap(x, y, vmax, decades=2.0, min_drop=drop, final=final)
+            seen.update(r=r, x=x, y=y)
+            return Example(d.word != CONTRADICTED, {}, reason=d.reason, decision=d.word)
+
+        e = sequential(judge_at, steps, steps * 10 ** int(p.get("extensions", 1)))
+        r, x, y = seen["r"], seen["x"], seen["y"]
+        words.append(e.word)
         rows.append({"data seed": int(s), "steps": int(r.horizon), f"{q} at horizon": float(y[-1]),
                      f"{q} one decade earlier": float(y[x <= x[-1] / 10 * (1 + 1e-12)][-1]) if len(x) > 1 else None,
-                     "close": close, "falling": trend, "L at horizon": float(Q["L"][-1]),
-                     "‖∇L‖_P⁻¹ / L at horizon": float(Q["ratio"][-1]),
-                     "‖∇L‖²_P⁻¹ / L at horizon": float(Q["sq_ratio"][-1]),
-                     "‖w‖": float(Q["norm"][-1]), "L falls and ‖w‖ grows": extra, "ok": ok})
+                     "decision": e.word, "why": e.reason, "‖w‖": float(np.linalg.norm(r.w))})
         series.append(Series(f"seed {s}: {q}", x.tolist(), np.maximum(y, 1e-300).tolist(), ylabel=q, group=q))
-        if q in ("grad_norm", "ratio"):
-            series.append(Series(f"seed {s}: ‖∇L‖²_P⁻¹/L", r.checkpoints.tolist(), Q["sq_ratio"].tolist(),
-                                 ylabel="‖∇L‖²_P⁻¹ / L", group="squared ratio (≈ constant)"))
+    verdict, text = tally(words, len(words))
     fig = (f"{q}: " + ", ".join(f"seed {r['data seed']}: {r[f'{q} at horizon']:.3g} "
-                                f"(was {r[f'{q} one decade earlier']:.3g})" for r in rows)
-           + f"; need ≤ {vmax:g} and falling ≥ {drop:.0%}/decade")
-    return Outcome(holds=bool(holds), figure=fig, figures={f"max_{q}": max(r[f"{q} at horizon"] for r in rows)},
+                                f"(was {r[f'{q} one decade earlier']:.3g}), {r['decision']}" for r in rows)
+           + f"; supported: ≤ {vmax:g} and falling ≥ {drop:.0%}/decade")
+    return Outcome(holds=verdict is True, inconclusive=text if verdict is None else "",
+                   decisions={w: words.count(w) for w in set(words)}, figure=fig,
+                   figures={f"max_{q}": max(r[f"{q} at horizon"] for r in rows)},
                    series=series, table=plain(rows), examples=len(rows),
-                   details="; ".join(f"seed {r['data seed']}: close {r['close']}, falling {r['falling']}"
-                                     for r in rows))
+                   details="; ".join(f"seed {r['data seed']}: {r['decision']} ({r['why']})" for r in rows))
 
 
 def decade_sums(x: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

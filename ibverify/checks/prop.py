@@ -69,13 +69,21 @@ class PropertyResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def decide(examples: list[Example], min_supported: int | None = None) -> tuple[bool | None, str, dict[str, int]]:
-    """rules.tally over the examples' decisions; min_supported defaults to ⌈2/3⌉ of the judged examples."""
+def decide(examples: list[Example], min_supported: int | None = None, requested: int = 0,
+           set_aside: int = 0) -> tuple[bool | None, str, dict[str, int]]:
+    """rules.tally over the examples' decisions; min_supported defaults to ⌈2/3⌉ of the judged examples. With fewer
+    than half of the `requested` examples inside the claim's hypotheses (judged), the claim cannot hold: inconclusive
+    (a contradiction still decides). `set_aside`: examples outside the hypotheses that the check rejected itself
+    (hypothesis drew others), counted."""
     words = [e.word for e in examples]
     judged = sum(w != rules.SET_ASIDE for w in words)
     k = math.ceil(2 * judged / 3) if min_supported is None else int(min_supported)
     verdict, text = rules.tally(words, k)
-    return verdict, text, {w: words.count(w) for w in rules.DECISIONS}
+    counts = {w: words.count(w) for w in rules.DECISIONS}
+    counts[rules.SET_ASIDE] += set_aside
+    if verdict is True and set_aside and judged < math.ceil(requested / 2):
+        verdict, text = None, f"{text}: only {judged} of {requested} examples inside the claim's hypotheses"
+    return verdict, text, counts
 
 
 def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | None) -> Example:
@@ -166,8 +174,10 @@ def _evaluate_here(evaluate, example, cache, key: str, index: int) -> Example:
     return r
 
 
-def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]) -> PropertyResult:
-    """The property `evaluate(x).ok` over `strategy` (see the module docstring).
+def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example],
+                 set_aside: list | None = None) -> PropertyResult:
+    """The property `evaluate(x).ok` over `strategy` (see the module docstring). `set_aside`: the list evaluate
+    appends an example to when it rejects it as outside the claim's hypotheses (counted in the tally).
 
     An evaluation's value is stored (cache) or computed elsewhere (examples as tasks) only when it was
     the evaluation's sole effect: the state evaluate's closure can reach (ibverify.cache.state_fingerprint)
@@ -208,7 +218,8 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
             seen.pop()  # hypothesis replays the failing example once more at the end: keep it once
         _, text, counts = decide(seen, ctx.params.get("min_supported"))
         return PropertyResult(False, seen, seen[-1], "", counts)
-    verdict, text, counts = decide(seen, ctx.params.get("min_supported"))
+    verdict, text, counts = decide(seen, ctx.params.get("min_supported"), int(ctx.params.get("examples", 5)),
+                                   len(set_aside or ()))
     return PropertyResult(verdict is True, seen, None, "" if verdict is not None else text, counts)
 
 

@@ -15,14 +15,18 @@ sizes) and must be refuted. Cosines are of ℓ2-normalized directions; ℓ∞ is
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
-from ..data import gaussian, gr, shifted_diagonal
+from ..data import gaussian, gr, load_dataset, shifted_diagonal
+from ..data.dataset import make
+from ..data.files import separability_certificate
 from ..strategies import linear as S
 from ..engine import run
 from ..engine.store import RunStore
@@ -32,24 +36,51 @@ from ..oracles import max_margin, normalized_margin
 from ..optim import OptimizerSpec
 from ..theory import certificate, fixed_point, metric, padam, symbolic
 from ..theory.linf_set import max_cos_bound
-from .prop import Example, run_property
-from .rules import falling
+from .prop import Example, run_property, sequential
+from .rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, judge_gap, tally
 
 # ---------------------------------------------------------------- data, references, runs
 
 
 def datasets(p: dict) -> list[tuple[str, np.ndarray]]:
-    """(label, Z) for the claim's data: gaussian/gr with `data_seeds`, shifted-diagonal with `deltas`;
-    `data` = a list of such tables (each overriding the claim's keys) gives several families."""
+    """(label, Z) for the claim's data: gaussian/gr with `data_seeds`, shifted-diagonal with `deltas`, a user's file
+    (`data_file`, set by `ibverify verify --data FILE`; `intercept` appends a column of ones; loaded and validated
+    by ibverify.data: separable by certificate) or else a shipped scikit-learn split (`sklearn = "iris:0v1"`, raw
+    features, classes a vs b); `data` = a list of such tables (each overriding the claim's keys) gives several
+    families."""
     if "data" in p:
         return [x for q in p["data"] for x in datasets({**{k: v for k, v in p.items() if k != "data"}, **q})]
+    if p.get("data_file"):
+        D = load_dataset(p["data_file"], intercept=bool(p.get("intercept", False)))
+        return [(f"{Path(p['data_file']).name} (N={D.n}, d={D.d}{', + intercept' if p.get('intercept') else ''})",
+                 D.Z)]
     kind = p["dataset"]
+    if kind == "sklearn":
+        D = sklearn_split(p["sklearn"])
+        return [(f"scikit-learn {p['sklearn']} (N={D.n}, d={D.d})", D.Z)]
     if kind == "shifted-diagonal":
         return [(f"shifted-diagonal a={p['a']} δ={dl}", shifted_diagonal(p["a"], dl).Z) for dl in p["deltas"]]
     gen = {"gaussian": gaussian, "gr": gr}[kind]
     n, d = int(p.get("n", 10)), int(p.get("d", 50))
     return [(f"{kind} N={n} d={d} seed={s}", gen(n, d, np.random.default_rng(int(s))).Z)
             for s in p.get("data_seeds", [1])]
+
+
+DISTINCT = 1e-6  # 1 − cos(p*, ŵ2) above this: the fixed point and the ℓ2 direction are different answers
+
+
+def sklearn_split(spec: str):
+    """`name:avb` → the Dataset of scikit-learn's shipped `name` (iris, wine, breast_cancer, digits) restricted to
+    classes a (label −1) and b (+1), raw features, validated like a user's file."""
+    from sklearn import datasets as skd  # start-up time: scikit-learn, only for claims on its data
+
+    name, _, pair = spec.partition(":")
+    a, _, b = pair.partition("v")
+    X, y = getattr(skd, f"load_{name}")(return_X_y=True)
+    keep = (y == int(a)) | (y == int(b))
+    D = make(X[keep], np.where(y[keep] == int(b), 1.0, -1.0), f"scikit-learn {spec}")
+    separability_certificate(D)
+    return D
 
 
 @dataclass
@@ -113,14 +144,18 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         fixed-point: Algorithm 3 converges, dist₁(c*, T(c*)) ≤ fp_tol and KKT(P_Adam(c*)) ≤ kkt_tol;
         l2:   ŵ2 is a fixed point (dist₁(c2, T(c2)) ≤ fp_tol, c2 = ℓ2 duals) and cos(p*, ŵ2) ≥ 1 − theory_gap;
         linf: p* attains γ∞: (γ∞ − γ∞(p*))/γ∞ ≤ theory_gap;
-    (runs) every listed run approaches the target — cos ≥ cos_min to p* (fixed-point) or ŵ2 (l2), or
-    ℓ∞ gap ≤ gap_max (linf) — with the gap falling over the last decade by ≥ tolerance trend_drop
-    (rules.falling; a gap ≤ 1e-12 counts as reached); `beats` additionally asks
-    cos(run, p*) > cos(run, ŵ2) and > an upper bound on the cosine to every ℓ∞ solution."""
+    (runs) every listed run approaches the target, three-valued (rules.judge_gap over the last two decades: cos ≥
+    cos_min to p* (fixed-point) or ŵ2 (l2), or ℓ∞ gap ≤ gap_max (linf), with the gap falling by ≥ tolerance
+    trend_drop: supported; a stable plateau at the largest horizon: contradicted; else extended ×10 at most
+    `extensions` times (default 1)); `beats` additionally asks cos(run, p*) > cos(run, ŵ2) and > an upper bound on
+    the cosine to every ℓ∞ solution (failing it withholds support). `rival` (fixed-point | l2): a run supported going
+    to that answer (cos ≥ cos_min, falling) contradicts when that answer is farther from the judged target than its
+    bound (the linear analogue of the network rule's "another geometry below the own one"). A run that does not
+    separate the data yet is inconclusive. Claim level: rules.tally with every run supported for holds."""
     p = ctx.params
     target = p["target"]
     fp_tol, kkt_tol = ctx.tol("fp_tol"), ctx.tol("kkt_tol")
-    series, table, figures, reasons = [], [], {}, []
+    series, table, figures, reasons, words = [], [], {}, [], []
     holds = True
     for di, (label, Z) in enumerate(datasets(p)):
         ctx.progress(f"fixed point: {label}")
@@ -134,7 +169,9 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         c2 = l2.duals / l2.duals.sum()
         l2_res = fixed_point.tmap(Z, c2).residual
         fp_linf_gap = (li.margin - normalized_margin(Z, fp.direction, "linf")) / li.margin
-        if target == "fixed-point":
+        if not p.get("theory", True):   # a claim about runs only (on a user's data): the targets are oracles'
+            th_ok = True
+        elif target == "fixed-point":
             th_ok = fp.residual <= fp_tol and fp.kkt <= kkt_tol
         elif target == "l2":
             th_ok = l2_res <= fp_tol and 1 - fp.direction @ l2.direction <= ctx.tol("theory_gap")
@@ -147,7 +184,8 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
         figures.update({f"{pre}fp_iterations": fp.iterations, f"{pre}fp_residual": fp.residual,
                         f"{pre}fp_kkt": fp.kkt, f"{pre}cos_fp_l2": fp.direction @ l2.direction,
                         f"{pre}cos_fp_linf": fp.direction @ R.vinf, f"{pre}fp_linf_gap": fp_linf_gap,
-                        f"{pre}l2_duals_fp_residual": l2_res, f"{pre}fp_support": len(fp.support)})
+                        f"{pre}l2_duals_fp_residual": l2_res, f"{pre}fp_support": len(fp.support),
+                        f"{pre}N": float(Z.shape[0])})
         series.append(_fp_series(label, fp))
         table.append({"dataset": label, "run": "theory (Algorithm 3)", "iterations": fp.iterations,
                       "‖T(c*)−c*‖₁": fp.residual, "KKT": fp.kkt, "support": fp.support.tolist(),
@@ -155,50 +193,86 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                       "ℓ∞ gap of p*": fp_linf_gap, "dist(c2, T(c2))": l2_res, "ok": th_ok})
         for r in p.get("runs", []):
             ctx.progress(f"{example_tag(r)} on {label}")
-            out = run(Z, spec_of(r, ctx.seed), steps_of(r, Z.shape[0]), checkpoints=int(p.get("checkpoints", 24)))
+            seen = {}
+
+            def judge_at(steps: int, final: bool, r=r, Z=Z, fp=fp, l2=l2, li=li, R=R, seen=seen) -> Example:
+                out = run(Z, spec_of(r, ctx.seed), steps, checkpoints=int(p.get("checkpoints", 24)))
+                c_fp, c_l2 = cosines(out.ws, fp.direction), cosines(out.ws, l2.direction)
+                gap_li = linf_gaps(Z, out.ws, li.margin)
+                if target == "linf":
+                    gap, bound_ = gap_li, ctx.tol("gap_max")
+                else:
+                    gap, bound_ = (1 - c_fp if target == "fixed-point" else 1 - c_l2), 1 - ctx.tol("cos_min")
+                d = judge_gap(out.checkpoints, np.maximum(gap, 0.0), bound_, decades=2.0,
+                              min_drop=ctx.tol("trend_drop"), final=final)
+                word, why = d.word, [] if d.word == SUPPORTED else [d.reason]
+                rival = p.get("rival")   # contradicted when the run is supported going to a different answer
+                if rival and word != CONTRADICTED:
+                    r_gap = 1 - (c_fp if rival == "fixed-point" else c_l2)
+                    r_dir = fp.direction if rival == "fixed-point" else l2.direction
+                    r_off = ((li.margin - normalized_margin(Z, r_dir, "linf")) / li.margin if target == "linf"
+                             else 1 - float(r_dir @ (fp.direction if target == "fixed-point" else l2.direction)))
+                    rd = judge_gap(out.checkpoints, np.maximum(r_gap, 0.0), 1 - ctx.tol("cos_min"), decades=2.0,
+                                   min_drop=ctx.tol("trend_drop"), final=final)
+                    if rd.word == SUPPORTED and r_off > bound_:
+                        word = CONTRADICTED
+                        why.append(f"the run goes to the {rival} answer instead ({rd.reason}), which is {r_off:.3g} "
+                                   f"away from the {target} target (bound {bound_:g})")
+                margin = float(np.min(Z @ out.w))
+                if margin <= 0 and word != CONTRADICTED:   # no direction to judge yet: the data are not separated
+                    word = INCONCLUSIVE
+                    why.append(f"the run does not separate the data yet (min margin {margin:.3g} at {steps} steps)")
+                # `beats` (p* vs ŵ2 and ℓ∞) applies only where they differ (on GR-like data p* = ŵ2); being closer to
+                # another answer at a finite horizon withholds support, not a contradiction (the run may still move)
+                beats = p.get("beats") and 1 - fp.direction @ l2.direction > DISTINCT
+                cb = max_cos_bound(Z, out.w, li.margin) if beats else np.nan
+                beat = not beats or bool(c_fp[-1] > c_l2[-1] and c_fp[-1] > cb)
+                if not beat and word == SUPPORTED:
+                    word = INCONCLUSIVE
+                    why.append("closer to ŵ2 or to an ℓ∞ solution than to p* at the horizon")
+                seen.update(out=out, c_fp=c_fp, c_l2=c_l2, c_li=cosines(out.ws, R.vinf), gap_li=gap_li, cb=cb,
+                            margin=margin)
+                return Example(word != CONTRADICTED, {}, reason="; ".join(why), decision=word)
+
+            T0 = steps_of(r, Z.shape[0])
+            e = sequential(judge_at, T0, T0 * 10 ** int(p.get("extensions", 1)))
+            out, c_fp, c_l2, c_li, gap_li, bound = (seen[k] for k in ("out", "c_fp", "c_l2", "c_li", "gap_li", "cb"))
             x = out.checkpoints
-            c_fp, c_l2, c_li = cosines(out.ws, fp.direction), cosines(out.ws, l2.direction), cosines(out.ws, R.vinf)
-            gap_li = linf_gaps(Z, out.ws, li.margin)
-            if target == "fixed-point":
-                gap, ok = 1 - c_fp, c_fp[-1] >= ctx.tol("cos_min")
-            elif target == "l2":
-                gap, ok = 1 - c_l2, c_l2[-1] >= ctx.tol("cos_min")
-            else:
-                gap, ok = gap_li, gap_li[-1] <= ctx.tol("gap_max")
-            trend = falling(x, np.maximum(gap, 0.0), 1.0, ctx.tol("trend_drop"))
-            bound = np.nan
-            beat = True
-            if p.get("beats"):
-                bound = max_cos_bound(Z, out.w, li.margin)
-                beat = bool(c_fp[-1] > c_l2[-1] and c_fp[-1] > bound)
-            run_ok = bool(ok and trend and beat)
-            if not run_ok:
-                reasons.append(f"{label}, {example_tag(r)}: " + ", ".join(
-                    s for s, bad in (("not close", not ok), ("gap not falling", not trend),
-                                     ("does not beat ℓ2/ℓ∞", not beat)) if bad))
-            holds &= run_ok
+            words.append(e.word)
+            if e.word != SUPPORTED:
+                reasons.append(f"{label}, {example_tag(r)}: {e.word} at {out.horizon} steps: {e.reason}")
             key = f"{pre}{r['optimizer']}"
             figures.update({f"{key}_cos_fp": c_fp[-1], f"{key}_cos_l2": c_l2[-1], f"{key}_cos_linf": c_li[-1],
-                            f"{key}_linf_gap": gap_li[-1]})
+                            f"{key}_linf_gap": gap_li[-1], f"{key}_horizon": float(out.horizon),
+                            f"{key}_min_margin": seen["margin"]})
+            if r["optimizer"] == "inc-adam":   # the proxy regime (Fig. 3 reading): N(1 − β2) ≪ 1
+                figures[f"{key}_N_one_minus_beta2"] = Z.shape[0] * (1 - float(r.get("beta2", 0.999)))
             if p.get("beats"):
                 figures[f"{key}_cos_linf_bound"] = bound
             for name, y in (("1 − cos(w, p*)", 1 - c_fp), ("1 − cos(w, ŵ2)", 1 - c_l2), ("ℓ∞ margin gap", gap_li)):
                 series.append(Series(f"{example_tag(r)}: {name}", x.tolist(), np.maximum(y, 1e-17).tolist(),
                                      ylabel="gap", group=f"{label}: {example_tag(r)}"))
-            table.append({"dataset": label, "run": f"{example_tag(r)}, {out.horizon} steps", "cos(w, p*)": c_fp[-1],
+            table.append({"dataset": label, "run": f"{example_tag(r)}, {out.horizon} steps",
+                          "N(1 − β2)": figures.get(f"{key}_N_one_minus_beta2"), "cos(w, p*)": c_fp[-1],
                           "cos(w, ŵ2)": c_l2[-1], "cos(w, ℓ∞ LP)": c_li[-1], "cos bound to any ℓ∞": bound,
-                          "ℓ∞ gap": gap_li[-1], "gap falling": trend, "ok": run_ok,
+                          "ℓ∞ gap": gap_li[-1], "decision": e.word, "why": e.reason,
                           "stalled steps": out.diagnostics.get("stalled_steps", 0)})
-    first_run = next((k for k in figures if k.endswith("_cos_fp") and not k.startswith("d")), None)
+    verdict, counts_text = tally(words, len(words)) if words else (True, "")
+    undecided = ""
+    if holds and verdict is None:
+        undecided = "; ".join([counts_text, *reasons])
+    holds = bool(holds and verdict is not False)
+    first_run = next((k for k in figures if k.endswith("_cos_fp") and not re.match(r"d\d+_", k)), None)
     fig = (f"target {target}: fixed point in {figures['fp_iterations']} it., residual {figures['fp_residual']:.1e}, "
            f"KKT {figures['fp_kkt']:.1e}; cos(p*, ŵ2) = {figures['cos_fp_l2']:.4f}")
     if first_run:
         k = first_run[: -len("_cos_fp")]
         fig += (f"; {k}: cos to p* {figures[k + '_cos_fp']:.6f}, ŵ2 {figures[k + '_cos_l2']:.4f}, "
                 f"ℓ∞ gap {figures[k + '_linf_gap']:.2%}")
-    return Outcome(holds=bool(holds), figure=fig, figures=figures, series=series, table=plain(table),
+    return Outcome(holds=bool(holds), inconclusive=undecided, decisions={w: words.count(w) for w in set(words)},
+                   figure=fig, figures=figures, series=series, table=plain(table),
                    examples=len(datasets(p)), details="; ".join(reasons) or "all datasets and runs as predicted",
-                   counterexample={"why": reasons[0]} if reasons else None)
+                   counterexample={"why": reasons[0]} if reasons and not holds else None)
 
 
 # ---------------------------------------------------------------- gr_fixed_point

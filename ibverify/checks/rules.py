@@ -21,7 +21,9 @@ Three-valued decisions of an asymptotic statement at a finite horizon (one examp
                                        ratio own/closest-other is < 1/guard and falls and the own residual
                                        falls; CONTRADICTED when another geometry is at or below the own one
                                        with no falling ratio over ≥ `decades` decades, or (at `final`) the
-                                       own residual is a stable plateau; INCONCLUSIVE otherwise
+                                       own residual is a stable plateau while the ratio does not fall either
+                                       (a falling ratio: the rivals recede, the run is still moving);
+                                       INCONCLUSIVE otherwise
     judge_invariant(x, y, …)           a quantity that must settle (K = (1 − cos)·‖w‖²): CONTRADICTED when it
                                        rises ≥ `rise` per decade over ≥ `decades` decades while above `floor`
     judge_rate_invariant(x, gap, scale, bound, …)
@@ -180,10 +182,16 @@ def window_fit(x, y, bound: float, decades: float = 2.0, points: int = 3) -> Rat
     return rate_fit(xs, ya[ok], bound, decades)
 
 
-def _plateau(x, y, fit: RateFit, decades: float, min_drop: float) -> bool:
-    """Not falling over ≥ `decades` decades: the fitted slope is flat or rising and neither of the last two
-    decades drops by min_drop (a stable plateau or a rise, never a bumpy descent)."""
-    return fit.slope >= FLAT and not falling(x, y, 1.0, min_drop) and not falling(x, y, decades, min_drop)
+STABLE = 0.1  # |slope of the window's second half − first half| at most this: one law over the window, not a bend
+
+
+def _plateau(x, y, fit: RateFit, decades: float, min_drop: float, stable_fit: bool = True) -> bool:
+    """Not falling over ≥ `decades` decades, with a stable fit: the fitted slope is flat or rising, the slopes of the
+    window's two halves agree (STABLE; a saddle crossing bends), and neither the last decade nor the whole window
+    drops by min_drop (a stable plateau or a rise, never a bumpy descent)."""
+    stable = not stable_fit or not (fit.stability > STABLE)   # NaN (fewer than 4 points): no bend measurable
+    return (fit.slope >= FLAT and stable and not falling(x, y, 1.0, min_drop)
+            and not falling(x, y, decades, min_drop))
 
 
 def judge_gap(x, y, bound: float, *, decades: float = 2.0, min_drop: float = 0.1, final: bool = True,
@@ -232,11 +240,12 @@ def judge_separation(x, own, others: dict[str, list[float]], *, decades: float =
     head = f"ratio own/{rival} {rho:.3g} (slope {rfit.slope:.3g}), own slope {ofit.slope:.3g}"
     if rho < 1.0 / guard and r_falls and o_falls:
         return Decision(SUPPORTED, head, ofit), rival
-    if rho >= 1.0 and _plateau(xa, ratio, rfit, decades, min_drop):
+    if rho >= 1.0 and _plateau(xa, ratio, rfit, decades, min_drop, stable_fit=False):   # a rival below: any shape
         return Decision(CONTRADICTED, head + f": {rival} at or below the own geometry, ratio not falling over "
                                              f"{decades:g} decades", ofit), rival
-    if final and _plateau(xa, own_a, ofit, decades, min_drop):
-        return Decision(CONTRADICTED, head + ": own residual a stable plateau at the largest horizon", ofit), rival
+    if final and _plateau(xa, own_a, ofit, decades, min_drop) and not r_falls:   # nothing moves
+        return Decision(CONTRADICTED, head + ": own residual a stable plateau at the largest horizon, and the "
+                                             "ratio not falling", ofit), rival
     return Decision(INCONCLUSIVE, head + ("" if final else ", to be extended"), ofit), rival
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -21,7 +22,14 @@ def cmd_verify(args) -> int:
     from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
     profile = profiles.load(args.profile)
+    if args.data is not None:
+        args.ids = args.ids or [DATA_PREFIX]
+    elif args.intercept:
+        raise IbverifyError("--intercept applies to --data FILE only")
     claims = registry.select(registry.load_registry(args.claims_dir), args.ids, args.tier)
+    if args.data is not None:
+        claims = on_user_data(claims, args)
+    args.report = args.report or "reports"
     if not claims:
         raise IbverifyError(f"no claims in tier '{args.tier}'")
     workers = _workers(args)
@@ -74,6 +82,29 @@ def cmd_verify(args) -> int:
     if s["unexpected"] == 0:
         return 0
     return 3 if s["unexpected"] == s["inconclusive"] else 1
+
+
+DATA_PREFIX = "data."  # the claims that run on one dataset, a user's with --data
+
+
+def on_user_data(claims: list, args) -> list:
+    """The data.* claims with their dataset replaced by the user's file (validated here first: a bad file is one
+    line and exit 2 before anything runs); the report goes to reports/data-<file stem>/ unless --report says."""
+    from ..data import load_dataset  # start-up time: the parser never loads data
+
+    other = [c.id for c in claims if not c.id.startswith(DATA_PREFIX)]
+    if other:
+        raise IbverifyError(f"--data runs the {DATA_PREFIX}* claims only (the others generate their own data): "
+                            f"{', '.join(other[:3])}{' …' if len(other) > 3 else ''}")
+    path = Path(args.data).resolve()
+    D = load_dataset(path, intercept=args.intercept)
+    if not args.quiet:
+        print(f"data: {D.n} × {D.d} from {args.data}{' with an intercept column' if args.intercept else ''}",
+              flush=True)
+    if args.report is None:
+        args.report = str(Path("reports") / f"data-{path.stem}")
+    return [dataclasses.replace(c, params={**c.params, "data_file": str(path), "intercept": bool(args.intercept)})
+            for c in claims]
 
 
 def _workers(args) -> int:
@@ -201,7 +232,11 @@ def add_verify_parser(sub) -> None:
     v.add_argument("--tier", choices=("smoke", "fast", "full"), default="fast",
                    help="smoke: every claim at its smallest deciding sizes (about 2 min CPU); fast (default): "
                         "minutes; full: long horizons, resume cache on")
-    v.add_argument("--report", default="reports", help="report folder (default reports/)")
+    v.add_argument("--report", default=None, help="report folder (default reports/; with --data reports/data-<stem>/)")
+    v.add_argument("--data", default=None, metavar="FILE",
+                   help=f"run the {DATA_PREFIX}* claims (Adam's, Signum's and per-sample Adam's limits, with their "
+                        "controls) on this .npz/.csv dataset instead of their default (scikit-learn's iris)")
+    v.add_argument("--intercept", action="store_true", help="with --data: append a column of ones (a bias)")
     v.add_argument("--json", default=None, metavar="PATH", help="also write results JSON here ('-' for stdout)")
     v.add_argument("--seed", type=int, default=0, help="seed of every generated example (default 0)")
     v.add_argument("--profile", choices=("ci", "dev"), default=None,

@@ -123,7 +123,17 @@ def index_page(results: dict, names: dict[str, str]) -> str:
     counts = [(st, sum(c["status"] == st for c in results["claims"])) for st in STATUSES]
     return environment().get_template("index.html.j2").render(
         r=results, names=names, groups=list(groups.items()), status_counts=counts, key_figure=_key_figure,
-        spark=_spark)
+        spark=_spark, provenance=provenance_groups(results["claims"]))
+
+
+def provenance_groups(rows: list[dict]) -> list[tuple[tuple[str, bool, str], int]]:
+    """(commit, dirty, created) → number of rows, for rows that record a commit (a merged report spans runs)."""
+    out: dict[tuple, int] = {}
+    for c in rows:
+        if "commit" in c:
+            key = (c["commit"], bool(c.get("dirty")), c.get("created", ""))
+            out[key] = out.get(key, 0) + 1
+    return list(out.items())
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import platform
+import subprocess
 import threading
 import time
 import traceback
@@ -31,6 +33,21 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[pkg] = "not installed"
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def provenance() -> dict:
+    """The code a row comes from: the git commit of the ibverify checkout and whether its tree had changes
+    ("dirty"); commit "" and dirty None when ibverify is not run from a git checkout (an installed copy)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=10, check=True).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "", "dirty": None}
+    return {"commit": sha, "dirty": dirty}
 
 
 def reproduce_command(claim: Claim, tier: str, seed: int = 0) -> str:
@@ -118,7 +135,7 @@ def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, ru
         "expect": claim.expect, "verdict": word, "as_expected": as_expected(claim, word),
         "tier": tier, "params": claim.params_for(tier), "tolerances": claim.tolerances,
         "check": claim.check, "check_hash": chash,
-        "runtime_s": round(runtime_s, 3), "seed": seed,
+        "runtime_s": round(runtime_s, 3), "seed": seed, **provenance(),
         "reproduce": reproduce_command(claim, tier, seed),
         "outcome": outcome.to_json() if outcome else None,
         "error": error,

@@ -81,8 +81,17 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
         os.environ.setdefault(RUNS_ENV, runs)
     events = _Events(claim.id)
     events._send({"started": 1})
+    quiet_warnings()   # process-wide in the worker, like the filters above (catch_warnings is not thread-safe)
     return run_claim(claim, tier, seed, events, cache, events.example,
                      map_examples=_map_examples(claim.id, events) if examples_as_tasks else None)
+
+
+def quiet_warnings() -> None:
+    """In a worker, the filters `ibverify` sets in its own process (cli.commands.main): RuntimeWarning (every result
+    is checked finite) and UserWarning (solver chatter, the schedule-range ScheduleWarning; statuses and ranges are
+    checked and reported instead). Without them each worker printed multi-line warnings the client never shows."""
+    warnings.simplefilter("ignore", RuntimeWarning)
+    warnings.simplefilter("ignore", UserWarning)
 
 
 IMPURE = "impure"  # example_task's answer when the evaluation changed state the check sees
@@ -95,6 +104,7 @@ def example_task(evaluate: Callable, drawn, events: _Events):
     # `assume` / `reject` in evaluate work outside a hypothesis test too (raise when false), with a warning
     warnings.filterwarnings("ignore", r"Using `(assume|reject)` outside a property-based test",
                             HypothesisDeprecationWarning)
+    quiet_warnings()
     try:
         before = state_fingerprint(evaluate, drawn)
         value = evaluate(drawn)

@@ -45,3 +45,18 @@ def test_imported_modules_do_not_change_a_claims_draws(tmp_path, monkeypatch):
         sys.modules.pop("ibv_many_constants", None)
         V._pins[:] = saved
         P.CONSTANTS_CACHE.cache.clear()
+
+
+def test_workers_silence_what_the_ibverify_process_silences():
+    import warnings
+
+    from ibverify.optim.logframe import ScheduleWarning
+    from ibverify.runner.distributed import quiet_warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        quiet_warnings()
+        warnings.warn("schedule outside LR-MSD", ScheduleWarning, stacklevel=1)
+        warnings.warn("overflow", RuntimeWarning, stacklevel=1)
+        warnings.warn("kept", DeprecationWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["kept"]

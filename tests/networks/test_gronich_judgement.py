@@ -44,12 +44,21 @@ def test_ratio_half_alone_contradicts():
 
 
 def test_own_trend_half_alone_contradicts_at_the_cap():
-    # separated and the ratio falls (the others rise), but the own residual is a stable plateau
+    # separated (ratio 0.6 < 1, so the ratio half alone would not contradict), but nothing moves: the own residual
+    # is a stable plateau and so is the ratio
     own = [0.3, 0.3, 0.299, 0.3, 0.299]
-    rising = [0.5, 0.6, 0.7, 0.8, 0.9]
-    assert S.judge(scores(own, {"l2": rising}), "linf", final=True).decision == CONTRADICTED
-    j = S.judge(scores(own, {"l2": rising}), "linf", final=False)      # before the cap: extend, not decide
+    flat = [0.5, 0.5, 0.501, 0.5, 0.5]
+    assert S.judge(scores(own, {"l2": flat}), "linf", final=True).decision == CONTRADICTED
+    j = S.judge(scores(own, {"l2": flat}), "linf", final=False)      # before the cap: extend, not decide
     assert j.decision == INCONCLUSIVE and "to be extended" in j.reasons[0]
+
+
+def test_a_plateau_while_the_rivals_recede_or_a_bending_residual_is_not_contradicted():
+    own = [0.3, 0.3, 0.299, 0.3, 0.299]
+    rising = [0.5, 0.6, 0.7, 0.8, 0.9]                                # the ratio falls: the run still moves
+    assert S.judge(scores(own, {"l2": rising}), "linf", final=True).decision == INCONCLUSIVE
+    saddle = [0.3, 0.301, 0.3, 0.24, 0.18]                            # flat, then falling: a bend, not a law
+    assert S.judge(scores(saddle, {"l2": 0.5}), "linf", final=True).decision != CONTRADICTED
 
 
 def test_a_ratio_above_one_that_falls_is_inconclusive_not_contradicted():

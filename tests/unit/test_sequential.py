@@ -54,6 +54,11 @@ def test_decide_needs_two_thirds_supported_by_default():
     assert decide([ex(SUPPORTED)] * 3 + [ex(INCONCLUSIVE)] * 3)[0] is None
     assert decide([ex(SUPPORTED)] * 2 + [ex(SET_ASIDE)] * 4)[0] is True             # judged: 2
     assert decide([ex(SUPPORTED)] * 3 + [ex(INCONCLUSIVE)] * 3, min_supported=3)[0] is True
+    # too few examples inside the hypotheses (the rest set aside): cannot hold, inconclusive
+    v, text, counts = decide([ex(SUPPORTED)] * 2, requested=6, set_aside=9)
+    assert v is None and "only 2 of 6 examples inside" in text and counts[SET_ASIDE] == 9
+    assert decide([ex(SUPPORTED)] * 3, requested=6, set_aside=1)[0] is True
+    assert decide([ex(SUPPORTED), ex(CONTRADICTED)], requested=6, set_aside=9)[0] is False
     v, text, counts = decide([ex(SUPPORTED), ex(CONTRADICTED)])
     assert v is False and counts[CONTRADICTED] == 1 and "1 contradicted" in text
 
