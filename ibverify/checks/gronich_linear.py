@@ -10,8 +10,10 @@ Cases (`kind`):
 Rule per example (rules.judge_gap, three-valued): the margin gap 1 − γ(θ_t)/γ⁺ to the certified upper bound γ⁺ ≥ γ*
 over the checkpoints of the last two decades: ≤ `gap_max` at the horizon and falling supports, a stable plateau at the
 cap contradicts, anything else is extended ×10 at most `extensions` times (default 1); the optimum's certificate
-(primal feasibility, dual feasibility, duality gap) must hold. A control judges a run against the
-optimum of a wrong geometry (`judge`).
+(primal feasibility, dual feasibility, duality gap) must hold. With `rival` (a control's own-geometry optimum, data
+drawn where the two optima differ) a run supported going to the rival optimum contradicts when that optimum's gap in
+the judged geometry exceeds `gap_max` (the run's limit is elsewhere, not merely slow). A control judges a run against
+the optimum of a wrong geometry (`judge`).
 """
 
 from __future__ import annotations
@@ -110,8 +112,10 @@ def linear_certified(ctx: CheckContext) -> Outcome:
         r, model, data, opt = train_linear(ctx, ex, p)
         G = judged_geometry(p.get("judge") or info(p["optimizer"]).geometry, opt)
         _, cert = kkt.certified_max_margin(G, model, data.X, data.y, cert_tol)
+        R = alt = cert_alt = None
         if p.get("rival"):   # only data on which the judged geometry and the rival one have different optima
-            alt, _ = kkt.certified_max_margin(judged_geometry(p["rival"], opt), model, data.X, data.y, cert_tol)
+            R = judged_geometry(p["rival"], opt)
+            alt, cert_alt = kkt.certified_max_margin(R, model, data.X, data.y, cert_tol)
             if 1 - G.margin(model, alt, data.X, data.y) / cert.upper < ctx.tol("discriminates"):
                 skipped.append(str(ex))
                 reject()
@@ -120,12 +124,21 @@ def linear_certified(ctx: CheckContext) -> Outcome:
         def at(T: int, final: bool) -> Example:
             r = train_linear(ctx, ex, p, T)[0]
             gaps = [1 - G.margin(model, th, data.X, data.y) / cert.upper for th in r.thetas]
-            span = math.log10(r.checkpoints[-1] / r.checkpoints[0])
-            d = rules.judge_gap(r.checkpoints, gaps, gap_max, decades=min(2.0, span), min_drop=min_drop, final=final)
+            span = min(2.0, math.log10(r.checkpoints[-1] / r.checkpoints[0]))
+            d = rules.judge_gap(r.checkpoints, gaps, gap_max, decades=span, min_drop=min_drop, final=final)
+            word, why = d.word, [] if d.word == rules.SUPPORTED else [f"margin gap: {d.reason}"]
+            if R is not None and word != rules.CONTRADICTED:
+                # the run supported going to the rival optimum, which is beyond the bound in the judged geometry
+                off = 1 - G.margin(model, alt, data.X, data.y) / cert.upper
+                rg = [1 - R.margin(model, th, data.X, data.y) / cert_alt.upper for th in r.thetas]
+                rd = rules.judge_gap(r.checkpoints, rg, gap_max, decades=span, min_drop=min_drop, final=final)
+                if rd.word == rules.SUPPORTED and off > gap_max:
+                    word = rules.CONTRADICTED
+                    why.append(f"the run goes to the certified {p['rival']} optimum instead ({rd.reason}), whose "
+                               f"{G.name} margin gap is {off:.3g} > {gap_max:g}")
             seen.update(r=r, gaps=gaps)
-            return Example(d.word != rules.CONTRADICTED, {"gap": gaps[-1]},
-                           reason="" if d.word == rules.SUPPORTED else f"margin gap: {d.reason}",
-                           description=str(ex), inputs=ex, decision=d.word)
+            return Example(word != rules.CONTRADICTED, {"gap": gaps[-1]}, reason="; ".join(why),
+                           description=str(ex), inputs=ex, decision=word)
 
         e = sequential(at, steps, cap)
         r, gaps = seen["r"], seen["gaps"]

@@ -230,7 +230,8 @@ def add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="run claims and write the report")
     v.add_argument("ids", nargs="*", help="claim ids (or prefixes ending in '.', e.g. baek.)")
     v.add_argument("--tier", choices=("smoke", "fast", "full"), default="fast",
-                   help="smoke: seconds; fast (default): minutes; full: long horizons, resume cache on")
+                   help="smoke: every claim at its smallest deciding sizes (about 2 min CPU); fast (default): "
+                        "minutes; full: long horizons, resume cache on")
     v.add_argument("--report", default=None, help="report folder (default reports/; with --data reports/data-<stem>/)")
     v.add_argument("--data", default=None, metavar="FILE",
                    help=f"run the {DATA_PREFIX}* claims (Adam's, Signum's and per-sample Adam's limits, with their "
