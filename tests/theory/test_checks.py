@@ -21,9 +21,13 @@ def test_inversions_and_one_trend_rule():
     import ibverify.checks.per_sample as PS
     from ibverify.checks import rules
 
-    # no private copy of the trend rule is left in the checks: they import rules.falling
+    # no private copy of a trend rule is left in the checks: each rule they use is the one in rules.py
     for mod in (P, PS, C):
-        assert not hasattr(mod, "falls") and mod.falling is rules.falling
+        assert not hasattr(mod, "falls")
+        for name in ("falling", "judge_gap", "judge_invariant", "judge_rate_invariant", "tally", "closeness"):
+            if hasattr(mod, name):
+                assert getattr(mod, name) is getattr(rules, name), (mod.__name__, name)
+    assert P.judge_gap is rules.judge_gap and PS.judge_gap is rules.judge_gap
 
 
 def test_plain_makes_json():
