@@ -159,10 +159,12 @@ def _one(ctx: CheckContext) -> Outcome:
     ratios = [e.figures.get("residual_ratio") for e in ex]
     resid = [e.figures.get("residual") for e in ex]
     counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
+    extended = [e.figures["horizon"] for e in ex if e.figures.get("horizon", steps) > steps]
     fig = (f"{len(ex)} example(s) ({counts}): {S.LABEL[own]} residual median {S.median(resid):.3g}, "
            f"own/closest-other ratio ≤ {max((r for r in ratios if r is not None), default=float('nan')):.2f} "
-           f"(supported: < {1 / guard:g} and falling), at T = {steps:.2g} (extended ×10 up to {cap:.2g} while "
-           "undecided)")
+           f"(supported: < {1 / guard:g} and falling), at T = {steps:.2g}"
+           + (f", {len(extended)} extended to {max(extended):.2g}" if extended else "")
+           + (f" (×10 up to {cap:.2g} while undecided)" if cap > steps else ""))
     details = (f"judged in {S.LABEL[own]}; rule (rules.judge_separation over the last {decades:g} decades, ≥ 3 "
                f"checkpoints): supported when the own/closest-other Fenchel residual ratio is < {1 / guard:g} and "
                f"falls and the own residual falls (≥ {min_drop:.0%} in the last decade); contradicted when another "

@@ -10,10 +10,7 @@ import sys
 import time
 import warnings
 
-import numpy as np
-
 from .. import IbverifyError
-from ..blocks import fro
 from .output import load_data, spec_from_args
 from ..jsonio import plain
 
@@ -22,6 +19,7 @@ GENERATED = ("digits", "teacher", "linear")
 
 
 def _data(args):
+    import numpy as np  # start-up time: the parser and --help never import numpy
     from ..data import Dataset, netdata as datasets  # start-up time: the parser and --help never load models
 
     kind = args.data
@@ -77,6 +75,8 @@ def _engine(args) -> str | None:
 def train(args) -> dict:
     """Run the options of `args` on their block model; returns the JSON-ready result (progress bar on a
     terminal). θ0 is drawn with --seed (zero for a degree-1 model)."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
+    from ..blocks import fro  # start-up time: numpy
     from ..engine import log_checkpoints, run  # start-up time: numba and cvxpy load only for a network run
     from ..geometry import analysis
     from ..optim.logframe import ScheduleWarning

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from .. import IbverifyError
 from ..jsonio import plain
-from ..optim import OptimizerSpec
 from ..optim.table import KNOBS
 
 EXIT_BAD_INPUT = 2
@@ -60,6 +59,8 @@ def one_line(text: str) -> str:
 
 def spec_from_args(args):
     """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
+    from ..optim import OptimizerSpec  # start-up time: numpy (the parser and --help never build a spec)
+
     return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
                                      name=args.optimizer)
 

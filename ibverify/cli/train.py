@@ -12,10 +12,7 @@ import argparse
 import textwrap
 import time
 
-import numpy as np
-
 from .. import IbverifyError
-from ..checks import rules
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
 from .output import add_intercept_option, data_json, dump, load_data, say, spec_from_args
@@ -126,6 +123,7 @@ def _horizon(args, n: int, batch_size: int) -> int:
 def direction_change(ws, cps) -> dict:
     """Angle (radians) between the directions at the last two checkpoints: 2·asin(‖â − b̂‖/2),
     accurate for small angles; nonzero means the run has not reached its limit direction."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
     if len(ws) < 2:
         return {"from_step": None, "to_step": int(cps[-1]), "angle_rad": None, "still_moving": True}
     a, b = ws[-2], ws[-1]
@@ -141,6 +139,8 @@ CONVERGED_GAP = 1e-3  # a gap at or below this counts as reached; the trend fits
 
 def _trend(cps, gaps) -> dict:
     """The gap's power law over the last decade of checkpoints and where it would reach CONVERGED_GAP."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
+    from ..checks import rules  # start-up time: numpy
     fit = rules.rate_fit(cps, np.maximum(np.asarray(gaps, float), 1e-300), CONVERGED_GAP)
     return {"slope": fit.slope, "crossing_step": fit.crossing, "reached": fit.reached,
             "text": fit.describe(CONVERGED_GAP)}
@@ -151,6 +151,7 @@ def compare_to_theory(Z, ws, cps, spec, n: int, d: int) -> dict:
     gap to ŵ2, ℓ∞ margin gap to the ℓ∞ face (by margin: ℓ∞ solutions may be non-unique), 1 − cosine to the
     predicted p* (per-sample Adam family, when n·d ≤ PSTAR_MAX_ENTRIES); the oracles only for
     n·d ≤ ORACLE_MAX_ENTRIES. Gaps are (γ − γ(w))/γ. Unavailable parts say why."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
     from ..oracles import max_margin, normalized_margin  # start-up time: --help never loads the oracles
 
     w = ws[-1]
@@ -186,6 +187,7 @@ def compare_to_theory(Z, ws, cps, spec, n: int, d: int) -> dict:
 
 def separation(Z, ws, cps) -> dict:
     """Whether the data are separated at the horizon (min_i z_i·w > 0), and since which checkpoint."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
     ok = [bool(np.min(Z @ v) > 0) for v in ws]
     since = next((int(cps[i]) for i in range(len(ok)) if all(ok[i:])), None)
     return {"now": ok[-1], "since_step": since}
@@ -217,6 +219,7 @@ def _train_summary(name, r, D, out) -> list[str]:
 
 
 def cmd_train(args) -> int:
+    import numpy as np  # start-up time: the parser and --help never import numpy
     if args.model is not None:
         return run_network(args)
     from ..oracles import normalized_margin  # start-up time: --help never loads the oracles

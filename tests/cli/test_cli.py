@@ -305,3 +305,16 @@ def test_margin_and_predict_at_any_data_scale(capsys, tmp_path, scale):
     np.testing.assert_allclose(m1["direction"], m0["direction"], atol=1e-9)
     np.testing.assert_allclose(p1["direction"], p0["direction"], atol=1e-8)
     assert p1["support_vectors"] == p0["support_vectors"] and p1["gamma_l2"] == pytest.approx(scale * p0["gamma_l2"])
+
+
+def test_help_never_imports_numpy():
+    """`ibverify … --help` builds every parser without numpy (issue 21: `train --help` took 4.1 s, then 0.6 s)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom ibverify.cli import build_parser\np = build_parser()\n"
+            "for cmd in ('train', 'verify', 'margin', 'predict'):\n"
+            "    try:\n        p.parse_args([cmd, '--help'])\n    except SystemExit:\n        pass\n"
+            "print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False"
