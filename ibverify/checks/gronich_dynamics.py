@@ -49,11 +49,6 @@ def cosine(a, b) -> float:
     return inner(a, b) / (fro(a) * fro(b))
 
 
-def at(run, t: float) -> int:
-    """Index of the last checkpoint at a step ≤ t (within rounding)."""
-    return max(i for i, s in enumerate(run.checkpoints) if s <= t * (1 + 1e-9))
-
-
 @dataclasses.dataclass
 class Trajectory:
     checkpoints: list[int]

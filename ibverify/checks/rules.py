@@ -6,7 +6,6 @@
     closeness(value, bound)            value ≤ bound (the other half of a direction rule)
     rate_fit(x, y, bound, decades)     power law y ≈ A x^s over the last decade(s) and the step at
                                        which it would cross `bound` (None when flat or rising)
-    separates(own, others, factor)     own-geometry residual smaller than every competitor by `factor`
     conditioning_bound(sens, rtol, factor), within_conditioning(err, sens, rtol, factor)
                                        a float64 result within max(rtol, factor·sens) of the exact one, where
                                        sens is how far a one-ulp change of the input moves the exact result
@@ -122,15 +121,6 @@ def rate_fit(x, y, bound: float, decades: float = 1.0, flat: float = -1e-3) -> R
         log_cross = (math.log(bound) - a) / s
         crossing = float(math.exp(log_cross)) if log_cross < 709.0 else None  # beyond float range: no crossing
     return RateFit(s, crossing, stab, reached)
-
-
-def separates(own: float, others: dict[str, float], factor: float) -> tuple[bool, str]:
-    """own · factor ≤ every competing value; returns (ok, the closest competitor's name)."""
-    if not others:
-        return math.isfinite(own), ""
-    rival = min(others, key=lambda k: others[k] if math.isfinite(others[k]) else math.inf)
-    ok = math.isfinite(own) and all(math.isfinite(v) and own * factor <= v for v in others.values())
-    return bool(ok), rival
 
 
 def conditioning_bound(sensitivity, rtol: float, factor: float) -> np.ndarray:

@@ -1,11 +1,10 @@
 """The shared evidence rules (ibverify.checks.rules): each tested for its defining property."""
 
-import math
 
 import numpy as np
 import pytest
 
-from ibverify.checks.rules import closeness, falling, rate_fit, separates, value_before
+from ibverify.checks.rules import closeness, falling, rate_fit, value_before
 
 X = np.logspace(2, 5, 13)
 
@@ -62,13 +61,6 @@ def test_rate_fit_uses_only_the_last_decades():
     y = np.where(X < 1e4, X ** -1.0, 1e-4 * (X / 1e4) ** -0.1)
     assert rate_fit(X, y, bound=1e-9, decades=1.0).slope == pytest.approx(-0.1)
     assert rate_fit(X, y, bound=1e-9, decades=1.0).stability < 1e-9
-
-
-def test_separates():
-    ok, rival = separates(0.01, {"linf": 0.2, "msp": 0.05}, factor=3.0)
-    assert ok and rival == "msp"
-    assert not separates(0.01, {"linf": 0.2, "msp": 0.02}, factor=3.0)[0]
-    assert not separates(math.nan, {"linf": 1.0}, factor=1.0)[0]
 
 
 def test_settled_accepts_a_constant_and_rejects_growth():
