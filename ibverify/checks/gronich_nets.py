@@ -107,7 +107,7 @@ def _one(ctx: CheckContext) -> Outcome:
         t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, dir_max, T2_DROP, final)
         sc = S.score(r, model, data, getattr(opt.geometry, "c", 1.0), decades)
         j = S.judge(sc, own, guard=guard, min_drop=min_drop, decades=decades, bound=bound, signature_max=sig_max,
-                    final=final)
+                    final=final, approach=S.approach(r, model, data, sc, own))
         return r, sc, j, t2
 
     def evaluate(ex: dict) -> Example:
@@ -169,7 +169,8 @@ def _one(ctx: CheckContext) -> Outcome:
                f"checkpoints): supported when the own/closest-other Fenchel residual ratio is < {1 / guard:g} and "
                f"falls and the own residual falls (≥ {min_drop:.0%} in the last decade); contradicted when another "
                "geometry is at or below the own one with no falling ratio, or at the cap the own residual is a "
-               "stable plateau; inconclusive otherwise (signature: reported; ≤ 5% at the bound tier); "
+               "stable plateau and the run does not approach a certified own KKT point near its direction (by "
+               "margin); inconclusive otherwise (signature: reported; ≤ 5% at the bound tier); "
                + " | ".join(lines)
                + (f" | discarded (no positive margin at the horizon, outside (T2)): {', '.join(rejected)}"
                   if rejected else ""))

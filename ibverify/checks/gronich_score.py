@@ -13,7 +13,10 @@ separated checkpoints of the last `decades` (≥ 2) decades, fits over ≥ 3 of 
                   falls (fitted slope and the last decade's drop ≥ min_drop); at the bound tier also the own
                   signature ≤ `signature_max` at the horizon (else inconclusive)
     contradicted  another geometry at or below the own one (ρ ≥ 1) with no falling ratio over the window; or, at
-                  the largest horizon the example can reach (`final`), the own residual a stable plateau
+                  the largest horizon the example can reach (`final`), the own residual a stable plateau while the
+                  run does not approach (by normalized margin) a certified own-geometry KKT point found from its
+                  direction (`approach`: a residual is not a distance; a run nearing a KKT point slowly, e.g. while
+                  a unit dies, can see its residual rise)
     inconclusive  otherwise: the example is extended ×10 (prop.sequential) up to the tier's cap
 
 The guard (1 by default) is derived from fresh runs, not the judged ones (NUMERICS.md, third round: right
@@ -96,13 +99,29 @@ class Judgement:
         return self.decision != rules.CONTRADICTED
 
 
+def approach(run, model, data, sc: Scores, own: str, tol: float = 1e-4):
+    """The `approach` evidence of rules.judge_separation for one scored run: a KKT point of the own geometry reached
+    from the horizon's direction (oracles.kkt.local_kkt), certified by its own Fenchel residual ≤ tol, and the run's
+    own-geometry normalized-margin gap to it, 1 − γ(θ_t)/γ(θ_K), at the scored steps; None when none is certified."""
+    def evidence():
+        G = geometry(own, sc.c)
+        at = {t: th for t, th in zip(run.checkpoints, run.thetas)}
+        K = kkt.local_kkt(G, model, at[sc.steps[-1]], data.X, data.y)
+        if not K.certified(tol):
+            return None
+        gap = [1.0 - G.margin(model, at[t], data.X, data.y) / K.margin for t in sc.steps]
+        return gap, f"a certified {LABEL[own]} KKT point near its direction (Fenchel residual {K.fenchel:.2g}) by margin"
+    return evidence
+
+
 def judge(sc: Scores, own: str, *, guard: float = 1.0, min_drop: float = 0.05, decades: float = 2.0,
-          bound: float = 0.05, signature_max: float | None = None, final: bool = True) -> Judgement:
-    """The cross-geometry rule for geometry `own` on one scored run (see the module docstring)."""
+          bound: float = 0.05, signature_max: float | None = None, final: bool = True, approach=None) -> Judgement:
+    """The cross-geometry rule for geometry `own` on one scored run (see the module docstring); `approach`: see
+    rules.judge_separation (gronich_score.approach makes it for a run)."""
     figs, rates = {}, {}
     others = {g: v for g, v in sc.residual.items() if g != own}
     d, rival = rules.judge_separation(sc.steps, sc.residual[own], others, decades=decades, guard=guard,
-                                      min_drop=min_drop, final=final, bound=bound)
+                                      min_drop=min_drop, final=final, bound=bound, approach=approach)
     reasons = [] if d.word == rules.SUPPORTED else [f"{LABEL[own]} residual: {d.reason}"]
     for kind, curves in (("residual", sc.residual), ("signature", sc.signature)):
         y = curves[own]

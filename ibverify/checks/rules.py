@@ -21,8 +21,10 @@ Three-valued decisions of an asymptotic statement at a finite horizon (one examp
                                        falls; CONTRADICTED when another geometry is at or below the own one
                                        with no falling ratio over ≥ `decades` decades, or (at `final`) the
                                        own residual is a stable plateau while the ratio does not fall either
-                                       (a falling ratio: the rivals recede, the run is still moving);
-                                       INCONCLUSIVE otherwise
+                                       (a falling ratio: the rivals recede, the run is still moving) and the
+                                       run does not approach a certified own-geometry KKT point near its
+                                       direction (`approach`: a residual is not a distance, and a run can
+                                       near a KKT point while its residual rises); INCONCLUSIVE otherwise
     judge_invariant(x, y, …)           a quantity that must settle (K = (1 − cos)·‖w‖²): CONTRADICTED when it
                                        rises ≥ `rise` per decade over ≥ `decades` decades while above `floor`
     judge_rate_invariant(x, gap, scale, bound, …)
@@ -210,10 +212,23 @@ def judge_gap(x, y, bound: float, *, decades: float = 2.0, min_drop: float = 0.1
                                   f"(slope {fit.slope:.3g})", fit)
 
 
+def approaching(x, gap, *, decades: float = 2.0, min_drop: float = 0.05) -> bool:
+    """A distance-like gap to a fixed target (e.g. the margin gap to a certified KKT point) falls: fitted slope
+    over ≥ `decades` decades (≥ 3 points) below FLAT and the last decade drops by min_drop, or already ≤ FLOOR."""
+    g = np.asarray(gap, float)
+    if g.size and math.isfinite(g[-1]) and g[-1] <= FLOOR:
+        return True
+    fit = window_fit(x, g, 1.0, decades)
+    return fit is not None and fit.slope < FLAT and falling(x, g, 1.0, min_drop)
+
+
 def judge_separation(x, own, others: dict[str, list[float]], *, decades: float = 2.0, guard: float = 1.0,
-                     min_drop: float = 0.05, final: bool = True, bound: float = 0.05) -> tuple[Decision, str]:
+                     min_drop: float = 0.05, final: bool = True, bound: float = 0.05,
+                     approach=None) -> tuple[Decision, str]:
     """The own-geometry quantity against every other geometry's (see the module docstring); returns the
-    decision and the closest competitor's name. guard ≥ 1: the ratio must also be < 1/guard to support."""
+    decision and the closest competitor's name. guard ≥ 1: the ratio must also be < 1/guard to support.
+    `approach`: called only before a plateau would contradict; returns (gap, what) — the run's gap at x to a
+    certified own-geometry KKT point near its direction, and its description — or None (no such point found)."""
     xa = np.asarray(x, float)
     own_a = np.asarray(own, float)
     rivals = np.min(np.array([np.asarray(v, float) for v in others.values()]), axis=0) if others else None
@@ -234,8 +249,16 @@ def judge_separation(x, own, others: dict[str, list[float]], *, decades: float =
         return Decision(CONTRADICTED, head + f": {rival} at or below the own geometry, ratio not falling over "
                                              f"{decades:g} decades", ofit), rival
     if final and _plateau(xa, own_a, ofit, decades, min_drop) and not r_falls:   # nothing moves
+        near = approach() if approach is not None else None
+        if near is not None and approaching(xa, near[0], decades=decades, min_drop=min_drop):
+            gfit = window_fit(xa, near[0], bound, decades)
+            rate = f"; gap {gfit.describe(bound)}" if gfit is not None else ""
+            return Decision(INCONCLUSIVE, head + f": own residual flat at the largest horizon, but the run approaches "
+                                                 f"{near[1]} (gap {near[0][-1]:.3g}{rate})", ofit), rival
+        why = ("" if approach is None else f"; {near[1]}, not approached" if near is not None
+               else "; no certified KKT point near its direction")
         return Decision(CONTRADICTED, head + ": own residual a stable plateau at the largest horizon, and the "
-                                             "ratio not falling", ofit), rival
+                                             "ratio not falling" + why, ofit), rival
     return Decision(INCONCLUSIVE, head + ("" if final else ", to be extended"), ofit), rival
 
 

@@ -279,3 +279,103 @@ def test_deep_net_runs_separate_muon_from_momentum_gd(claim_id, own, rival):
     other = S.judge(sc, rival)
     assert mine.decision == SUPPORTED, mine.reasons
     assert other.decision == CONTRADICTED and other.figures["residual_ratio"] > 1.5
+
+
+# ------------------------------------------------------------------ the plateau half against a slow approach
+
+PLATEAU_OWN, PLATEAU_RIVAL = [0.3, 0.3, 0.299, 0.3, 0.299], [0.5, 0.5, 0.501, 0.5, 0.5]
+APPROACH = [0.14, 0.125, 0.112, 0.1, 0.089]     # t^-0.1: a run nearing a KKT point slowly (seed-5 finding)
+
+
+def test_a_plateau_contradicts_only_when_no_certified_kkt_point_is_approached():
+    def judged(evidence):
+        return S.judge(scores(PLATEAU_OWN, {"l2": PLATEAU_RIVAL}), "linf", final=True, approach=evidence)
+    j = judged(lambda: (APPROACH, "a certified point"))
+    assert j.decision == INCONCLUSIVE and "approaches a certified point" in j.reasons[0] and "reaches 0.05" in j.reasons[0]
+    j = judged(lambda: ([0.1, 0.1, 0.0999, 0.1, 0.1], "a certified point"))    # at a fixed distance: not approached
+    assert j.decision == CONTRADICTED and "not approached" in j.reasons[0]
+    j = judged(lambda: None)                                                    # no certified KKT point found
+    assert j.decision == CONTRADICTED and "no certified KKT point" in j.reasons[0]
+    j = judged(lambda: ([0.14, 0.1, 0.1, 0.1, 0.1], "a certified point"))      # fell once, flat for the last decade
+    assert j.decision == CONTRADICTED
+
+
+def test_the_approach_is_asked_for_only_where_a_plateau_would_contradict():
+    def boom():
+        raise AssertionError("approach evidence computed where it cannot change the decision")
+    assert S.judge(scores(FALLING, {"l2": 0.5, "msp": 0.7}), "linf", approach=boom).decision == SUPPORTED
+    before_cap = S.judge(scores(PLATEAU_OWN, {"l2": PLATEAU_RIVAL}), "linf", final=False, approach=boom)
+    assert before_cap.decision == INCONCLUSIVE
+    below = S.judge(scores(FALLING, {"l2": [v * 0.9 for v in FALLING]}), "linf", final=True, approach=boom)
+    assert below.decision == CONTRADICTED      # a rival geometry below: contradicted whatever the approach
+
+
+def test_approaching_needs_a_trend_over_two_decades():
+    from ibverify.checks.rules import approaching
+    assert approaching(STEPS, APPROACH)
+    assert not approaching(STEPS, [0.1] * 5)
+    assert not approaching(STEPS[-2:], APPROACH[-2:])                 # two points are never a trend
+    assert approaching(STEPS, [0.2, 0.1, 0.05, 1e-3, 0.0])            # reached
+
+
+def test_local_kkt_finds_the_unique_l2_max_margin_of_a_linear_model_and_certifies_it():
+    d = datasets.linear_separable(14, 4, seed=5)
+    m = models.Linear(4)
+    opt, _ = kkt.certified_max_margin(G.L2(), m, d.X, d.y)
+    start = {k: v + 0.3 * np.random.default_rng(1).standard_normal(v.shape) for k, v in opt.items()}
+    if np.min(d.y * m.outputs(start, d.X)) <= 0:
+        start = opt
+    K = kkt.local_kkt(G.L2(), m, start, d.X, d.y)
+    assert K.certified(1e-5) and np.min(d.y * m.outputs(K.theta, d.X)) == pytest.approx(1.0, abs=1e-9)
+    u = np.ravel(K.theta["w"]) / np.linalg.norm(K.theta["w"])
+    v = np.ravel(opt["w"]) / np.linalg.norm(opt["w"])
+    assert u @ v > 1 - 1e-8 and K.margin == pytest.approx(G.L2().margin(m, opt, d.X, d.y), rel=1e-6)
+
+
+@pytest.mark.parametrize("geom", ["l2", "linf"])
+def test_local_kkt_on_a_network_is_certified_and_improves_the_margin(geom):
+    d = datasets.teacher_two_layer(12, 3, seed=2)
+    m = models.TwoLayer(3, 4)
+    g = G.get(geom)
+    th = m.init(np.random.default_rng(3), 1.0)
+    for _ in range(4000):                       # a few normalized GD steps until the data are separated
+        q = d.y * m.outputs(th, d.X)
+        if q.min() > 0:
+            break
+        grad = m.vjp(th, d.X, -d.y * (q < 0.5))
+        nrm = np.sqrt(sum(np.sum(v * v) for v in grad.values()))
+        th = {k: th[k] - 0.05 * grad[k] / nrm for k in th}
+    assert np.min(d.y * m.outputs(th, d.X)) > 0
+    K = kkt.local_kkt(g, m, th, d.X, d.y)
+    assert K.certified(1e-4) and kkt.fenchel_residual(g, m, K.theta, d.X, d.y) <= 1e-4
+    assert K.margin >= g.margin(m, th, d.X, d.y) * (1 - 1e-9)
+    assert kkt.fenchel_residual(g, m, th, d.X, d.y) > 1e-3      # the start was not KKT: the point is found, not given
+
+
+def test_approach_evidence_falls_along_a_path_into_a_kkt_point_and_not_along_a_fixed_direction():
+    d = datasets.teacher_two_layer(12, 3, seed=2)
+    m = models.TwoLayer(3, 4)
+    th0 = m.init(np.random.default_rng(3), 1.0)
+    for _ in range(4000):
+        q = d.y * m.outputs(th0, d.X)
+        if q.min() > 0:
+            break
+        grad = m.vjp(th0, d.X, -d.y * (q < 0.5))
+        nrm = np.sqrt(sum(np.sum(v * v) for v in grad.values()))
+        th0 = {k: th0[k] - 0.05 * grad[k] / nrm for k in th0}
+    K = kkt.local_kkt(G.L2(), m, th0, d.X, d.y)
+
+    class Run:
+        def __init__(self, thetas):
+            self.checkpoints, self.thetas = STEPS, thetas
+    sc = S.Scores(STEPS)
+    path = [{k: K.theta[k] + (t / STEPS[0]) ** -0.3 * (th0[k] - K.theta[k]) * 0.5 for k in K.theta} for t in STEPS]
+    gap, what = S.approach(Run(path), m, d, sc, "l2")()
+    assert "certified ℓ2 KKT point" in what and gap[-1] < gap[0] and rules_approaching(gap)
+    fixed = S.approach(Run([th0] * 5), m, d, sc, "l2")()
+    assert fixed is not None and not rules_approaching(fixed[0]) and min(fixed[0]) > 1e-3
+
+
+def rules_approaching(gap):
+    from ibverify.checks.rules import approaching
+    return approaching(STEPS, gap)
