@@ -77,16 +77,36 @@ def _normalized(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray):
     return ts, q, N, thp, G
 
 
+_FENCHEL_PROBLEMS: dict = {}   # compiled (DPP) problems by geometry and shapes: a memo, no state that changes a value
+
+
+def _fenchel_problem(geometry, shapes: dict, n: int):
+    """min_{μ ≥ 0, t} ½ + ½t² − ⟨c, μ⟩  s.t.  ‖Σ_i μ_i Ĝ_i‖_* ≤ t, with Ĝ (per block) and c as parameters, so that
+    cvxpy canonicalizes it once per geometry and shape and every later checkpoint only re-solves."""
+    key = (type(geometry).__name__, geometry.name, getattr(geometry, "matrix_blocks", None),
+           tuple((k, tuple(s)) for k, s in shapes.items()), n)
+    if key not in _FENCHEL_PROBLEMS:
+        if len(_FENCHEL_PROBLEMS) >= 64:
+            _FENCHEL_PROBLEMS.pop(next(iter(_FENCHEL_PROBLEMS)))
+        mu = cp.Variable(n, nonneg=True)
+        t = cp.Variable(nonneg=True)
+        Gp = {k: cp.Parameter((n, int(np.prod(s)))) for k, s in shapes.items()}
+        c = cp.Parameter(n)
+        V = {k: cp.reshape(Gp[k].T @ mu, tuple(s), order="C") for k, s in shapes.items()}
+        prob = cp.Problem(cp.Minimize(0.5 + 0.5 * cp.square(t) - c @ mu), [geometry.cvx_dual_norm(V) <= t])
+        _FENCHEL_PROBLEMS[key] = (prob, Gp, c)
+    return _FENCHEL_PROBLEMS[key]
+
+
 def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -> float:
-    n = q.size
-    mu2 = cp.Variable(n, nonneg=True)
-    V2 = {k: cp.reshape(G[k].T @ mu2, ts[k].shape, order="C") for k in ts}
-    t = cp.Variable(nonneg=True)
-    obj = 0.5 + 0.5 * cp.square(t) - sum(cp.sum(cp.multiply(V2[k], thp[k])) for k in ts) \
-        + cp.sum(cp.multiply(mu2, (q - 1.0) / model.L))
-    p2 = cp.Problem(cp.Minimize(obj), [geometry.cvx_dual_norm(V2) <= t])
-    _solve(p2)
-    return float(np.sqrt(2.0 * max(p2.value, 0.0))) if p2.value is not None else float("nan")
+    """The objective ½ + ½t² − Σ_k⟨V_k, θ'_k⟩ + Σ_i μ_i(q_i − 1)/L with V = Σ_i μ_i Ĝ_i: linear in μ with coefficients
+    c_i = Σ_k ⟨Ĝ_{i,k}, θ'_k⟩ − (q_i − 1)/L."""
+    prob, Gp, c = _fenchel_problem(geometry, {k: v.shape for k, v in ts.items()}, q.size)
+    for k in ts:
+        Gp[k].value = G[k]
+    c.value = sum(G[k] @ np.ravel(thp[k]) for k in ts) - (q - 1.0) / model.L
+    _solve(prob)
+    return float(np.sqrt(2.0 * max(prob.value, 0.0))) if prob.value is not None else float("nan")
 
 
 def fenchel_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray) -> float:
