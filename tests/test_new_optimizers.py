@@ -321,5 +321,9 @@ def test_train_runs_the_new_rows_on_the_linear_model_and_on_a_matrix_model(tmp_p
                  "--steps", "50", "--json", "-q"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["geometry"] == "spectral" and out["optimizer"] == "shampoo"
+    assert main(["train", "--data", "teacher", "--model", "linear", "--optimizer", "adagrad", "--steps", "300",
+                 "--json", "-q"]) == 0
+    out = json.loads(capsys.readouterr().out)                           # no own geometry is claimed for adagrad
+    assert out["geometry"] == "adaptive" and (out["kkt"] is None or out["kkt"]["geometry"] == "l2")
     assert main(["train", "--data", str(path), "--optimizer", "adam", "--weight-decay", "0.2", "-q"]) == 2
     assert "no weight decay" in capsys.readouterr().err
