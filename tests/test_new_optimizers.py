@@ -215,6 +215,19 @@ def test_block_log_frame_chain_equals_the_vector_chain_on_the_linear_model(name)
     assert got.shape == (3, 3) and blk.diverged is False
 
 
+@pytest.mark.parametrize("name", ["adagrad", "adamw"])
+def test_block_eps_term_in_the_log_frame_matches_the_vector_chain(name):
+    """With ε > 0 the update is not scale-free: the block loss is the sum over the n samples, the vector loss their
+    mean, so block ε = n·ε_vector gives the same steps (exercises the log frame's ε e^{−S} term)."""
+    n = len(Z)
+    vec = run(Z, OptimizerSpec(name, eps=1e-2), 200, checkpoints=[1, 200])
+    blk = run((Z, np.ones(n)), OptimizerSpec(name, eps=n * 1e-2, lr_decay=0.5), 201, model=models.Linear(3),
+              checkpoints=[2, 201])
+    np.testing.assert_allclose(np.array([th["w"] for th in blk.thetas]), vec.ws, rtol=1e-10, atol=1e-14)
+    far = run(Z, OptimizerSpec(name, eps=1e-2 * n), 200, checkpoints=[1, 200])
+    assert not np.allclose(far.ws, vec.ws, rtol=1e-6)                  # ε matters here: the test can fail
+
+
 def test_rows_without_a_compiled_kernel_refuse_it_by_name():
     with pytest.raises(IbverifyError, match="no compiled engine"):
         run(Z, OptimizerSpec("lion"), 10, engine="compiled")
