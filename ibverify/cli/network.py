@@ -80,6 +80,7 @@ def train(args) -> dict:
     from ..engine import log_checkpoints, run  # start-up time: numba and cvxpy load only for a network run
     from ..geometry import analysis
     from ..optim.logframe import ScheduleWarning
+    from ..optim.table import info
     from ..oracles import kkt
     from ..progress import Progress  # start-up time: tqdm
 
@@ -105,7 +106,9 @@ def train(args) -> dict:
     th = run_.theta
     out = {
         "model": model.describe(), "data": data.name, "n": data.n, "d": int(np.prod(data.X.shape[1:])),
-        "optimizer": opt.name, "hyper": opt.hyper, "spec": spec.to_json(), "geometry": opt.geometry.name,
+        "optimizer": opt.name, "hyper": opt.hyper, "spec": spec.to_json(),
+        # adagrad's row: no own geometry ("adaptive"); its run diagnostics and KKT residual are measured in ℓ2
+        "geometry": "adaptive" if info(opt.name).geometry == "adaptive" else opt.geometry.name,
         "steps": steps, "engine": run_.engine, "seconds": run_.seconds, "compile_seconds": compile_s,
         "diverged": run_.diverged,
         "warnings": [str(w.message) for w in caught if issubclass(w.category, ScheduleWarning)],
@@ -154,7 +157,9 @@ def summary(out: dict) -> str:
         lines.append("data not separated yet (q_min ≤ 0): no margins, no KKT residual; run longer")
     if out["kkt"]:
         k = out["kkt"]
-        lines.append(f"KKT residual in its own geometry ({k['geometry']}): {_g(k['fenchel'])} (tolerance-free), "
+        where = (f"its own geometry ({k['geometry']})" if out["geometry"] != "adaptive"
+                 else f"{k['geometry']} (it has no own geometry: adaptive)")
+        lines.append(f"KKT residual in {where}: {_g(k['fenchel'])} (tolerance-free), "
                      f"face residual {_g(k['residual'])} on {k['support']} support points")
     lines.append("signatures: " + ", ".join(f"{k} {_g(v)}" for k, v in out["signatures"].items()))
     for w in out["warnings"]:

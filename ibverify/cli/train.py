@@ -51,6 +51,8 @@ def add_train_parser(sub, parser_class) -> None:
     k.add_argument("--bias-correction", action=_BoolOpt, default=None,
                    help=KNOBS["bias_correction"] + " (default: on for adam on a block model and muon-adam; off "
                         "for inc-adam, det-adam and adam on the linear model)")
+    k.add_argument("--weight-decay", type=float, default=None, metavar="LAMBDA",
+                   help=KNOBS["weight_decay"] + " (default 0.01)")
     k.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help=KNOBS["batch_size"] + " (adam: default 1; inc-adam is 1; det-adam, adam-proxy full batch)")
     k.add_argument("--order", choices=ORDERS, default=None, help=KNOBS["order"] + " (default cyclic)")
@@ -60,8 +62,8 @@ def add_train_parser(sub, parser_class) -> None:
     t.add_argument("--seed", type=_seed, default=None,
                    help="seed of the sample order, and of θ0 and generated data with --model (default 0)")
     t.add_argument("--engine", choices=("compiled", "reference", "mpmath"), default=None,
-                   help="compiled (numba, log frame; default), reference (numpy, step by step) or mpmath (linear "
-                        "model only: high precision)")
+                   help="compiled (numba, log frame; the default where the optimizer has a kernel, else reference), "
+                        "reference (numpy, step by step) or mpmath (linear model only: high precision)")
     t.add_argument("--checkpoints", type=int, default=None, metavar="K",
                    help="log-spaced steps at which θ is recorded (default 30; --model: 20)")
     t.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run state here (atomic)")
@@ -231,11 +233,11 @@ def cmd_train(args) -> int:
     from ..engine import run  # numba: imported once the input is known to be good
 
     t0 = time.perf_counter()  # the kernels compile (or load from numba's cache) at their first call: time it apart
-    run(D.Z, spec, 1, checkpoints=2, engine=args.engine or "compiled")
+    run(D.Z, spec, 1, checkpoints=2, engine=args.engine)
     compile_s = time.perf_counter() - t0
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
     try:
-        r = run(D.Z, spec, steps, checkpoints=args.checkpoints or 30, engine=args.engine or "compiled",
+        r = run(D.Z, spec, steps, checkpoints=args.checkpoints or 30, engine=args.engine,
                 progress=bar.steps,
                 save_to=args.checkpoint, save_every=args.checkpoint_every, resume=args.resume)
     finally:

@@ -44,7 +44,7 @@ def run(data, spec: OptimizerSpec, steps: int, *, model=None, theta0=None, init_
     if model is None:
         Z = getattr(data, "Z", data)
         return vector.run(Z, spec, steps, checkpoints=30 if checkpoints is None else checkpoints,
-                          engine=engine or "compiled", **kw)
+                          engine=engine, **kw)
     X, y = _xy(data)
     if theta0 is None:
         theta0 = initial_point(model, init_seed, init_scale)

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .. import IbverifyError
-from ..optim import OptimizerSpec, Sampler, build, info
+from ..optim import NAMES, OptimizerSpec, Sampler, build, info
 from ..optim.backend import Float64, MPMath
 from ..optim.transforms import Grad
 from . import kernels as K
@@ -37,10 +37,13 @@ def check_data(Z: np.ndarray) -> np.ndarray:
 
 
 def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.ndarray = 30,
-        engine: str = "compiled", log_frame: bool = True, dps: int = 50,
+        engine: str | None = None, log_frame: bool = True, dps: int = 50,
         progress: Callable[[int, int], None] | None = None,
         save_to: str | None = None, save_every: float = 5.0, resume: bool = False) -> Run:
     """Run `spec` for `steps` steps on label-folded data Z and record w at the checkpoints.
+
+    engine None: compiled where the optimizer's row has a compiled vector kernel, else reference (the rows
+    of `ibverify.optim.table` list their implementations); asking for one the row lacks is refused.
 
     save_to (compiled engine): save the whole run state there atomically every `save_every` seconds
     and at the end; with resume=True continue from that file (bit-identical to an uninterrupted run).
@@ -49,8 +52,14 @@ def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.nd
     Test hooks: environment variables IBVERIFY_INTERRUPT_AT_STEP / IBVERIFY_KILL_AT_STEP = T make
     the compiled run send itself SIGINT / SIGKILL at the first chunk boundary ≥ T.
     """
-    if engine not in ENGINES:
+    if engine not in (None, *ENGINES):
         raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if spec.name in NAMES:
+        have = info(spec.name).implementations.get("vector", ())
+        if engine is None:
+            engine = "compiled" if "compiled" in have else "reference"
+        elif have and engine not in have:
+            raise IbverifyError(f"{spec.name} has no {engine} engine on the linear model (it has: {', '.join(have)})")
     Z = check_data(Z)
     spec = spec.resolved(Z.shape[0])
     cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
@@ -156,7 +165,7 @@ def iterate_chain(Z, spec: OptimizerSpec, xp):
         lw = xp.log_weights(zb @ w, spec.loss)
         G = -(xp.exp(lw)[:, None] * zb)
         g = G.sum(axis=0) / bnum
-        u, state = opt.update(g, Grad(g, G), state, t)
+        u, state = opt.update(g, Grad(g, G, w), state, t)
         w = w + u
         t += 1
         yield t, w, g, state
@@ -166,6 +175,10 @@ def _run_chain(Z, spec, cps, xp, progress):
     ws = np.empty((len(cps), Z.shape[1]))
     stalled, streak, j, w_prev = 0, 0, 0, None
     for t, w, g, _ in iterate_chain(Z, spec, xp):
+        look = xp.name == "float64" or t % 1000 == 0 or t in cps  # mpmath: converting every step is slow
+        if look and not np.all(np.isfinite(xp.to_float(w))):
+            raise IbverifyError(f"{spec.name}: non-finite iterate by step {t} (overflow: reduce --lr or check the "
+                                f"knobs and the data scale)")
         if w_prev is not None:
             still = bool(np.all(w == w_prev) and np.any(g != 0))
             stalled += still

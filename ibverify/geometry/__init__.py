@@ -5,16 +5,19 @@ from __future__ import annotations
 from .. import IbverifyError
 from .base import Geometry, GeometryBase, nuclear, polar, spectral  # noqa: F401
 from .hybrid import Hybrid
+from .l1 import L1
 from .l2 import L2
 from .linf import Linf
 from .msp import MaxSpectral
 from .spectral import Spectral
 
-NAMES = ("l2", "linf", "spectral", "msp", "hybrid")
+NAMES = ("l1", "l2", "linf", "spectral", "msp", "hybrid")
 
 
 def get(name: str, c: float = 1.0):
     """Geometry by name; 'hybrid' takes the weight c (η_A/η_M for Muon-Adam)."""
+    if name == "l1":
+        return L1()
     if name == "l2":
         return L2()
     if name == "linf":

@@ -18,6 +18,13 @@ Transforms (update θ ← θ − u, u the chain's output):
   newton_schulz5()       d_k = NS5(m_k): Keller Jordan's quintic iteration, (a,b,c) = (3.4445, −4.7750, 2.0315),
                          5 steps, X_0 = M/(‖M‖_F + 1e−7), X ← aX + b(XXᵀ)X + c(XXᵀ)²X (float64 here, not bf16;
                          no Nesterov, no shape factor, so it differs from `polar` only in the orthogonalization)
+  lion(β1, β2)           d = sign(β1 m_{k−1} + (1−β1) g_k); m_k = β2 m_{k−1} + (1−β2) g_k, m_0 = 0
+  adagrad(ε)             v_k = v_{k−1} + g_k², v_0 = 0; d = g_k/(√v_k + ε), 0/0 := 0 (v kept at scale 2S)
+  steepest_l1()          d = sign(m_i)/k on the k coordinates (over all blocks) of largest |m_i| (k = 1 but on
+                         exact ties): the ℓ1 LMO, greedy coordinate descent
+  shampoo()              d_k = L_k^(−1/4) m_k R_k^(−1/4), L_k = m_k m_kᵀ, R_k = m_kᵀ m_k (no accumulation; inverse
+                         roots on the eigenvalues > SHAMPOO_RTOL·max: = polar(m_k) up to rounding)
+  decayed_weights(λ)     d ← d + λ θ (decoupled weight decay: needs θ, passed as `params` by the Optimizer)
   schedule(lr, lr_decay) u = η_t d, η_t = lr · t^(−lr_decay), t = 1, 2, ...
   partition({group: (blocks, chain)})   different chains on different blocks (hybrids)
 
@@ -42,8 +49,10 @@ from .spec import OptimizerSpec
 from .table import info
 from .. import geometry as geo
 from ..geometry.base import as_matrix, polar as _polar
+from ..geometry.l1 import l1_lmo
 
 NS5_COEFFS = (3.4445, -4.7750, 2.0315)
+SHAMPOO_RTOL = 1e-12  # eigenvalues of GGᵀ, GᵀG kept: > SHAMPOO_RTOL·λ_max (singular values > 1e−6·σ_max)
 
 
 class ScheduleWarning(UserWarning):
@@ -120,7 +129,10 @@ def merge(parts: list[Scaled]) -> Scaled:
 
 class Transform:
     """A pure transform (optax style): `init(params) -> state`, `update(x, state, t, ctr) -> (out, state')`.
-    Its settings are fixed at construction; everything that changes lives in the state it returns."""
+    Its settings are fixed at construction; everything that changes lives in the state it returns.
+    A transform with `needs_params = True` is called `update(x, state, t, ctr, params)` with the iterate θ_t."""
+
+    needs_params = False
 
     def init(self, params: Params):
         return None
@@ -229,6 +241,99 @@ class NewtonSchulz5(Transform):
         return {k: newton_schulz5(v) for k, v in _unscaled(x).items()}, state
 
 
+class Lion(Transform):
+    """Lion (Chen et al. 2023): d = sign(β1 m + (1−β1) g), then m ← β2 m + (1−β2) g (m_0 = 0), log frame."""
+
+    def __init__(self, b1: float = 0.9, b2: float = 0.99):
+        if not (0 <= b1 < 1 and 0 <= b2 < 1):
+            raise IbverifyError(f"Lion needs 0 <= β1, β2 < 1 (got {b1}, {b2})")
+        self.b1, self.b2 = b1, b2
+
+    def update(self, g: Scaled, m, t, ctr):
+        c = _mix(m, self.b1, g, 1.0 - self.b1)
+        if _maxabs(c.blocks) == 0:
+            ctr.hit("momentum_zero")
+        return {k: np.sign(v) for k, v in c.blocks.items()}, _mix(m, self.b2, g, 1.0 - self.b2)
+
+
+class Adagrad(Transform):
+    """Diagonal Adagrad d = g/(√v + ε), v = Σ_{j≤k} g_j² (log frame: v at scale 2S), 0/0 := 0."""
+
+    def __init__(self, eps: float = 0.0):
+        if not eps >= 0:
+            raise IbverifyError(f"Adagrad needs ε >= 0 (got {eps})")
+        self.eps = eps
+
+    def update(self, g: Scaled, v, t, ctr):
+        v = _mix(v, 1.0, g, 1.0, power=2)
+        # d = e^S ĝ / (sqrt(v̂) e^{s_v/2} + ε) = ĝ / (sqrt(v̂) e^{s_v/2 − S} + ε e^{−S})
+        a = math.exp(min(v.log_scale / 2 - g.log_scale, 700.0))
+        eps_term = self.eps * math.exp(min(-g.log_scale, 700.0)) if self.eps > 0 else 0.0
+        out = {}
+        for key, gh in g.blocks.items():
+            den = np.sqrt(v.blocks[key]) * a + eps_term
+            bad = (den == 0) & (gh != 0)
+            if bad.any():
+                ctr.hit("adagrad_v_underflow", int(bad.sum()))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[key] = np.where(den > 0, gh / np.where(den > 0, den, 1.0), 0.0)
+        return out, v
+
+
+class SteepestL1(Transform):
+    """The ℓ1 steepest-descent direction (greedy coordinate descent), jointly over all blocks: −LMO_ℓ1(m)."""
+
+    def update(self, x, state, t, ctr):
+        b = _unscaled(x)
+        d = {k: -v for k, v in l1_lmo(b).items()}
+        if not any(np.any(v) for v in d.values()):
+            ctr.hit("zero_direction")
+        return d, state
+
+
+def shampoo_direction(G: np.ndarray, rtol: float = SHAMPOO_RTOL) -> np.ndarray:
+    """(GGᵀ)^(−1/4) G (GᵀG)^(−1/4) with the inverse roots taken on the eigenvalues > rtol·λ_max only (no ε): one
+    Shampoo step without accumulation. On the kept spectrum it is UVᵀ of G = UΣVᵀ, i.e. polar(G). 1-D: a row.
+    G is scaled to max |G_ij| = 1 first (the result is invariant to G's scale)."""
+    M = as_matrix(G).astype(float)
+    top = float(np.max(np.abs(M))) if M.size else 0.0
+    if top == 0:
+        return np.zeros_like(G, dtype=float)
+    M = M / top  # the direction is scale-free; GGᵀ of a tiny or huge G would underflow or overflow
+
+    def inv_root4(A):
+        lam, Q = np.linalg.eigh(A)
+        keep = lam > rtol * lam[-1]
+        r = np.zeros_like(lam)
+        r[keep] = lam[keep] ** -0.25
+        return (Q * r) @ Q.T
+
+    return (inv_root4(M @ M.T) @ M @ inv_root4(M.T @ M)).reshape(G.shape)
+
+
+class Shampoo(Transform):
+    """Shampoo without accumulation on every block separately (`shampoo_direction`)."""
+
+    def update(self, x, state, t, ctr):
+        return {k: shampoo_direction(v) for k, v in _unscaled(x).items()}, state
+
+
+class DecayedWeights(Transform):
+    """d ← d + λ θ (AdamW's decoupled weight decay; the schedule then multiplies by η_t)."""
+
+    needs_params = True
+
+    def __init__(self, weight_decay: float):
+        if not weight_decay >= 0:
+            raise IbverifyError(f"weight decay λ must be >= 0 (got {weight_decay})")
+        self.wd = weight_decay
+
+    def update(self, d, state, t, ctr, params=None):
+        if params is None:
+            raise IbverifyError("decoupled weight decay needs the iterate θ (Optimizer.step or update(g, θ))")
+        return {k: v + self.wd * params[k] for k, v in d.items()}, state
+
+
 class Schedule(Transform):
     """u = η_t d with η_t = lr · t^(−lr_decay)."""
 
@@ -251,13 +356,15 @@ class Chain(Transform):
     def __init__(self, *ts: Transform):
         self.ts = ts
 
+    needs_params = True  # passed on to those of its transforms that need it
+
     def init(self, params):
         return tuple(t_.init(params) for t_ in self.ts)
 
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, t, ctr, params=None):
         new = []
         for tr, s in zip(self.ts, state, strict=True):
-            x, s = tr.update(x, s, t, ctr)
+            x, s = tr.update(x, s, t, ctr, params) if tr.needs_params else tr.update(x, s, t, ctr)
             new.append(s)
         return x, tuple(new)
 
@@ -271,11 +378,14 @@ class Partition(Transform):
     def init(self, params):
         return {gname: ch.init({k: params[k] for k in names}) for gname, (names, ch) in self.groups.items()}
 
-    def update(self, g: Scaled, state, t, ctr):
+    needs_params = True
+
+    def update(self, g: Scaled, state, t, ctr, params=None):
         out, new = {}, {}
         for gname, (names, ch) in self.groups.items():
             sub = Scaled({k: g.blocks[k] for k in names}, g.log_scale)
-            u, new[gname] = ch.update(sub, state[gname], t, ctr)
+            u, new[gname] = ch.update(sub, state[gname], t, ctr,
+                                      None if params is None else {k: params[k] for k in names})
             out.update(u)
         return {k: out[k] for k in g.blocks}, new
 
@@ -313,13 +423,14 @@ class Optimizer:
         self.t = 0
         self.ctr = Counter()
 
-    def update(self, g: Scaled) -> Params:
+    def update(self, g: Scaled, params: Params | None = None) -> Params:
+        """The step u of θ ← θ − u for the gradient g at θ_t = `params` (needed by decoupled weight decay only)."""
         self.t += 1
-        u, self.state = self.chain.update(g, self.state, self.t, self.ctr)
+        u, self.state = self.chain.update(g, self.state, self.t, self.ctr, params)
         return u
 
     def step(self, theta: Params, g: Scaled) -> Params:
-        u = self.update(g)
+        u = self.update(g, theta)
         return {k: theta[k] - u[k] for k in theta}
 
     def momentum(self) -> Scaled | None:
@@ -327,6 +438,8 @@ class Optimizer:
         parts = []
         for tr, st in _walk(self.chain, self.state):
             if isinstance(tr, EMA) and st is not None and tr.beta > 0:
+                parts.append(st)
+            elif isinstance(tr, Lion) and st is not None:
                 parts.append(st)
             elif isinstance(tr, Adam) and st.m is not None:
                 parts.append(st.m)
@@ -352,6 +465,12 @@ def _direction(name: str, spec: OptimizerSpec) -> Chain:
         "muon": lambda: Chain(EMA(spec.beta1), Polar()),
         "muon-ns5": lambda: Chain(EMA(spec.beta1), NewtonSchulz5()),
         "adam": lambda: Chain(Adam(spec.beta1, spec.beta2, spec.bias_correction, spec.eps)),
+        "steepest-l1": lambda: Chain(SteepestL1()),
+        "lion": lambda: Chain(Lion(spec.beta1, spec.beta2)),
+        "adagrad": lambda: Chain(Adagrad(spec.eps)),
+        "adamw": lambda: Chain(Adam(spec.beta1, spec.beta2, spec.bias_correction, spec.eps),
+                               DecayedWeights(spec.weight_decay)),
+        "shampoo": lambda: Chain(Shampoo()),
     }[name]()
 
 
@@ -374,14 +493,15 @@ def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L
     spec = spec.for_block(L if L is not None else 1.0)
     row = info(spec.name)
     check_schedule(spec.lr_decay, L, warn=warn)
-    if row.name == "adam" and spec.beta1 > spec.beta2:
+    if row.name in ("adam", "adamw") and spec.beta1 > spec.beta2:
         warnings.warn(f"Adam with β1 = {spec.beta1} > β2 = {spec.beta2}: outside the theorem (β1 ≤ β2)",
                       ScheduleWarning, stacklevel=2)
     hyper = {k: getattr(spec, k) for k in ("lr", "lr_decay", *row.moments)}
     if row.name not in HYBRID_PARTS:
         sch = Schedule(spec.lr, spec.lr_decay)
-        return Optimizer(row.name, Chain(*_direction(row.name, spec).ts, sch), geo.get(row.geometry), sch.rate,
-                         hyper, spec)
+        # "adaptive" (adagrad): no geometry of its own; its run diagnostics (alignment) are measured in ℓ2
+        own = geo.L2() if row.geometry == "adaptive" else geo.get(row.geometry)
+        return Optimizer(row.name, Chain(*_direction(row.name, spec).ts, sch), own, sch.rate, hyper, spec)
     if params is None:
         raise IbverifyError(f"{row.name} needs the parameter blocks to split matrices from vectors")
     mats = tuple(k for k, v in params.items() if v.ndim == 2)

@@ -28,6 +28,7 @@ class OptimizerSpec:
     beta2: float | None = None
     eps: float | None = None
     bias_correction: bool | None = None
+    weight_decay: float | None = None
     loss: str = DEFAULTS["loss"]
     seed: int = DEFAULTS["seed"]
     lr_matrix: float | None = None
@@ -84,6 +85,10 @@ class OptimizerSpec:
             raise IbverifyError("beta2 = 0 needs beta1 = 0 (the papers assume 0 <= beta1 <= beta2 < 1)")
         if not (self.eps >= 0):
             raise IbverifyError(f"eps must be >= 0, got {self.eps}")
+        if not (self.weight_decay >= 0):
+            raise IbverifyError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        if self.weight_decay and "weight_decay" not in info(self.name).moments:
+            raise IbverifyError(f"{self.name} has no weight decay (weight_decay = {self.weight_decay}); use adamw")
 
     def resolved(self, n: int) -> "OptimizerSpec":
         """Validated for the vector model on n samples: batch size and lr_decay settled."""
@@ -127,7 +132,8 @@ class OptimizerSpec:
 
     @property
     def is_adam(self) -> bool:
-        return self.name in NAMES and "beta2" in info(self.name).moments
+        """Adam's moments (m̂/(√v̂ + ε)): the Adam rows and adamw (lion has a β2 but no second moment)."""
+        return self.name in NAMES and "bias_correction" in info(self.name).moments
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -25,6 +25,7 @@ KNOBS = MappingProxyType({
     "beta2": "Adam's second-moment decay β2",
     "eps": "Adam's ε added to √v",
     "bias_correction": "Adam's bias correction of m and v",
+    "weight_decay": "AdamW's decoupled weight decay λ (θ ← θ − η_t (d + λ θ)); adamw only",
     "batch_size": "samples per step (vector model)",
     "order": "sample order of mini-batches: cyclic, reshuffle or replacement (vector model)",
     "lr_matrix": "hybrids: base step size η_M of the Muon part (matrix blocks)",
@@ -36,7 +37,7 @@ KNOBS = MappingProxyType({
 DEPRECATED = MappingProxyType({"eta0": "lr", "p": "lr_decay", "beta": "beta1", "eta_m": "lr_matrix",
                                "eta_a": "lr_vector"})
 DEFAULTS = MappingProxyType({"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0, "bias_correction": False,
-                             "order": "cyclic", "loss": "logistic", "seed": 0})
+                             "weight_decay": 0.0, "order": "cyclic", "loss": "logistic", "seed": 0})
 VECTOR_LR_DECAY = 0.5
 ORDERS = ("cyclic", "reshuffle", "replacement")
 MODELS = ("vector", "block")
@@ -49,17 +50,20 @@ class OptimizerInfo:
     """One optimizer: its update, own geometry, models, implementations, convention and defaults."""
 
     name: str
-    paper: str                      # "baek" (paper 1) or "gronich" (paper 2)
+    paper: str                      # "baek" (paper 1), "gronich" (paper 2) or "other" (known from other papers)
     update: str                     # the exact update (g the batch gradient, η_t as above)
-    geometry: str                   # own geometry: l2 | linf | spectral | msp | hybrid | adaptive
+    geometry: str                   # own geometry: l1 | l2 | linf | spectral | msp | hybrid | adaptive
+    #                                 (adaptive: no fixed geometry, the limit depends on the data, θ0 or η)
     models: tuple[str, ...]         # of MODELS
     implementations: Mapping[str, tuple[str, ...]]  # model → engines: compiled, reference, mpmath, lanes
     defaults: Mapping[str, object] = field(default_factory=dict)  # knobs that differ from DEFAULTS
     batch: str = "any"              # vector model: "one" (batch size 1), "full" or "any" (default: full,
     #                                 or the row's batch_size default)
-    moments: tuple[str, ...] = ()   # knobs of its moments (beta1, beta2, eps, bias_correction)
+    moments: tuple[str, ...] = ()   # knobs of its moments (beta1, beta2, eps, bias_correction) and of its
+    #                                 update beyond lr (weight_decay: only a row listing it accepts λ ≠ 0)
     aliases: tuple[str, ...] = ()
-    skips: Mapping[str, str] = field(default_factory=dict)  # generic test → reason
+    skips: Mapping[str, str] = field(default_factory=dict)  # generic test → reason; "test:model": on that model
+    #                                 only; "geometry": converges to its own geometry, "two-layer": engine agreement
     by_model: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # model → its own defaults
 
     def default(self, knob: str, model: str | None = None):
@@ -80,6 +84,7 @@ def _impl(vector=(), block=()) -> Mapping[str, tuple[str, ...]]:
 
 VEC = ("compiled", "reference", "mpmath")
 BLK = ("compiled", "reference")
+REF = ("reference", "mpmath")   # vector model without a compiled kernel: the float64 chain and its mpmath oracle
 ADAM_MOMENTS = ("beta1", "beta2", "eps", "bias_correction")
 HYBRID_LR = {"lr_matrix": 0.1, "lr_vector": 0.1}
 
@@ -92,7 +97,8 @@ ROWS = (
                   "by default on block models: paper 2; not on the vector model: paper 1's mini-batch Adam)",
                   "linf", ("vector", "block"), _impl(VEC + ("lanes",), BLK), {"eps": 0.0, "batch_size": 1}, "any",
                   ADAM_MOMENTS, by_model={"vector": ADAM_CONVENTION_PAPER1, "block": ADAM_CONVENTION_PAPER2},
-                  skips={"geometry": "vector model with batch < N: the limit is data-adaptive (paper 1), not ℓ∞"}),
+                  skips={"geometry:vector": "vector model with batch < N: the limit is data-adaptive (paper 1), "
+                                            "not ℓ∞"}),
     OptimizerInfo("adam-proxy", "baek", "AdamProxy: w ← w − η_t g ⊘ √(Σ_i g_i²) (per-sample gradients g_i)",
                   "adaptive", ("vector",), _impl(VEC), {}, "full"),
     OptimizerInfo("gd", "baek", "gradient descent: w ← w − η_t g", "l2", ("vector",), _impl(VEC)),
@@ -117,6 +123,25 @@ ROWS = (
                   "hybrid", ("block",), _impl(block=BLK), HYBRID_LR, moments=("beta1",)),
     OptimizerInfo("muon-adam", "gronich", "matrices: muon at lr_matrix; vectors: adam at lr_vector", "hybrid",
                   ("block",), _impl(block=BLK), {**HYBRID_LR, **ADAM_CONVENTION_PAPER2}, moments=ADAM_MOMENTS),
+    # issue 22: optimizers whose implicit bias is known from other papers (none of the claims of the two papers)
+    OptimizerInfo("steepest-l1", "other", "greedy coordinate descent (ℓ1 steepest descent): θ_i ← θ_i − η_t sign(g_i) "
+                  "at i = argmax_j abs(g_j) only (exact ties: η_t split equally over the tied coordinates)", "l1",
+                  ("vector", "block"), _impl(REF, ("reference",)), {}, "any"),
+    OptimizerInfo("lion", "other", "Lion (no weight decay): c ← β1 m + (1−β1) g; θ ← θ − η_t sign(c); "
+                  "m ← β2 m + (1−β2) g", "linf", ("vector", "block"), _impl(REF, ("reference",)), {"beta2": 0.99},
+                  "any", ("beta1", "beta2")),
+    OptimizerInfo("adagrad", "other", "diagonal Adagrad: v ← v + g²; θ ← θ − η_t g/(√v + ε) (0/0 := 0)", "adaptive",
+                  ("vector", "block"), _impl(REF, ("reference",)), {}, "any", ("eps",),
+                  skips={"geometry": "the limit depends on the initialization and the step size (Gunasekar et al. "
+                                     "2018): no fixed geometry"}),
+    OptimizerInfo("adamw", "other", "AdamW: Adam's d = m̂/(√v̂ + ε) (bias-corrected: paper 2's convention); "
+                  "θ ← θ − η_t (d + λ θ) (decoupled weight decay λ = weight_decay)", "linf", ("vector", "block"),
+                  _impl(REF, ("reference",)), {**ADAM_CONVENTION_PAPER2, "weight_decay": 0.01}, "any",
+                  ADAM_MOMENTS + ("weight_decay",)),
+    OptimizerInfo("shampoo", "other", "Shampoo without accumulation, one block per matrix: W ← W − η_t "
+                  "(GGᵀ)^(−1/4) G (GᵀG)^(−1/4) (pseudo-inverse roots on the nonzero spectrum: = polar(G))",
+                  "spectral", ("block",), _impl(block=("reference",)), {"lr": 0.3},
+                  skips={"two-layer": "Shampoo of one matrix block (a matrix model); no compiled kernel"}),
 )
 TABLE = MappingProxyType({r.name: r for r in ROWS})
 ALIASES = MappingProxyType({a: r.name for r in ROWS for a in r.aliases})

@@ -4,7 +4,8 @@ A transform maps an incoming `Grad` to an update direction, keeping its own stat
     init(d)                      -> state
     update(u, grad, state, t)    -> (u', state')
 `u` is the running direction (the batch gradient at the start of the chain), `grad` the raw batch
-information (mean gradient g and per-sample gradients G), t the 0-based global step. The last
+information (mean gradient g, per-sample gradients G, and the iterate w the gradient was taken at),
+t the 0-based global step. The last
 transform is always `scale_by_schedule`, producing the step added to w.
 
 Arithmetic goes through a backend `xp` (`ibverify.optim.backend`): float64 numpy or mpmath, so
@@ -21,6 +22,7 @@ from typing import Any, Callable, NamedTuple
 class Grad:
     g: Any  # mean gradient over the batch, shape (d,)
     G: Any  # per-sample gradients of the batch, shape (b, d)
+    w: Any = None  # the iterate w_t (for decoupled weight decay)
 
 
 class Transform(NamedTuple):
@@ -109,5 +111,60 @@ def scale_by_schedule(xp, lr: float, lr_decay: float) -> Transform:
 
     def update(u, grad, s, t):
         return -(eta0 * xp.num(t + 1) ** (-a)) * u, s
+
+    return Transform(lambda d: (), update)
+
+
+def scale_by_lion(xp, beta1: float, beta2: float) -> Transform:
+    """Lion (Chen et al. 2023, no weight decay): c = β1 m + (1−β1) u;  u ← sign(c);  m ← β2 m + (1−β2) u
+    (m_{−1} = 0; sign(0) = 0)."""
+    b1, b2 = xp.num(beta1), xp.num(beta2)
+
+    def init(d):
+        return xp.zeros(d)
+
+    def update(u, grad, m, t):
+        c = b1 * m + (1 - b1) * u
+        return xp.sign(c), b2 * m + (1 - b2) * u
+
+    return Transform(init, update)
+
+
+def scale_by_adagrad(xp, eps: float = 0.0) -> Transform:
+    """Diagonal Adagrad: v ← v + u²;  u ← u ⊘ (sqrt(v) + ε)  (v_{−1} = 0, 0/0 := 0)."""
+    e = xp.num(eps)
+
+    def init(d):
+        return xp.zeros(d)
+
+    def update(u, grad, v, t):
+        v = v + u * u
+        return xp.safe_div(u, xp.sqrt(v) + e), v
+
+    return Transform(init, update)
+
+
+def steepest_l1(xp) -> Transform:
+    """u ← sign(u_i) e_i at the coordinate i of largest |u_i|: the ℓ1 steepest-descent map (greedy coordinate
+    descent). Ties (|u_i| = |u_j| = max, exactly): the unit split equally, sign(u_i)/k on each of the k tied
+    coordinates (the minimum-ℓ2 element of the LMO's face: deterministic, order-free). u = 0 stays 0."""
+
+    def update(u, grad, s, t):
+        a = abs(u)
+        top = a.max()
+        if top == 0:
+            return u * 0, s
+        on = a == top
+        return xp.sign(u) * on / int(on.sum()), s
+
+    return Transform(lambda d: (), update)
+
+
+def add_decayed_weights(xp, weight_decay: float) -> Transform:
+    """u ← u + λ w (decoupled weight decay, AdamW: applied after the preconditioner, before the schedule)."""
+    lam = xp.num(weight_decay)
+
+    def update(u, grad, s, t):
+        return u + lam * grad.w, s
 
     return Transform(lambda d: (), update)

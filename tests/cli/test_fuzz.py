@@ -109,7 +109,7 @@ def test_odd_arrays(capsys, tmp_path, arrays, cmd):
 NUM = st.sampled_from(["0", "-1", "1", "2", "3", "1e400", "nan", "inf", "-inf", "0.5", "1.5", "abc", "",
                        str(2**70), "1e-300", "999999999999"])
 OPTIONS = ["--steps", "--epochs", "--lr", "--lr-decay", "--beta1", "--beta2", "--eps", "--batch-size",
-           "--checkpoints", "--seed", "--checkpoint-every", "--lr-matrix", "--lr-vector"]
+           "--checkpoints", "--seed", "--checkpoint-every", "--lr-matrix", "--lr-vector", "--weight-decay"]
 
 
 @FUZZ

@@ -50,8 +50,10 @@ def _setup(kind):
     return model, data.X, data.y, theta0
 
 
-# every block optimizer of the table on the two-layer net (but those its row skips there), then other models
-CASES = ([("two-layer", r.name, "logistic") for r in ROWS if "block" in r.models and "two-layer" not in r.skips]
+# every block optimizer of the table with a compiled kernel on the two-layer net (but those its row skips there), then
+# other models
+CASES = ([("two-layer", r.name, "logistic") for r in ROWS
+          if "compiled" in r.implementations.get("block", ()) and "two-layer" not in r.skips]
          + [("relu", o, "logistic") for o in ("signum", "adam")]
          + [("deep", o, "logistic") for o in ("momentum-gd", "adam", "nsd-msp")]
          + [("deep-relu", o, "logistic") for o in ("momentum-gd", "signum", "muon", "adam", "muon-signum")]

@@ -14,7 +14,7 @@ from ibverify.optim.logframe import make_optimizer
 from ibverify.optim.table import (ALIASES, DEPRECATED, KNOBS, MODELS, NAMES, ROWS, TABLE, info, markdown,
                                   names)
 
-GEOMETRIES = {"l2", "linf", "spectral", "msp", "hybrid", "adaptive"}
+GEOMETRIES = {"l1", "l2", "linf", "spectral", "msp", "hybrid", "adaptive"}
 TH = {"W": np.array([[0.3, -0.2], [0.1, 0.4]]), "a": np.array([0.5, -0.1])}
 
 
@@ -24,7 +24,7 @@ def test_rows_are_consistent():
         assert r.geometry in GEOMETRIES and set(r.models) <= set(MODELS) and r.models
         assert set(r.implementations) == set(r.models)              # an implementation for every model it runs
         assert set(r.defaults) <= set(KNOBS) and all(set(d) <= set(KNOBS) for d in r.by_model.values())
-        assert set(r.moments) <= {"beta1", "beta2", "eps", "bias_correction"}
+        assert set(r.moments) <= {"beta1", "beta2", "eps", "bias_correction", "weight_decay"}
         assert f"`{r.name}`" in markdown() and r.update in markdown()
     assert info("ngd") is TABLE["nsd-l2"] and set(NAMES) == set(TABLE) | set(ALIASES)
     assert set(names("block")) == {n for n in NAMES if "block" in info(n).models}
@@ -33,7 +33,8 @@ def test_rows_are_consistent():
 @pytest.mark.parametrize("name", [r.name for r in ROWS if "block" in r.models])
 def test_block_chain_has_the_rows_own_geometry_and_defaults(name):
     opt = make_optimizer(OptimizerSpec(name), params=TH, L=3.0, warn=False)
-    assert opt.name == name and opt.geometry.name.startswith(info(name).geometry)
+    own = "l2" if info(name).geometry == "adaptive" else info(name).geometry  # adagrad: measured in ℓ2
+    assert opt.name == name and opt.geometry.name.startswith(own)
     assert opt.spec.lr_decay == 1 - 1 / 6                           # block default: middle of the theorem's range
     for k in ("lr", *info(name).moments):
         assert opt.spec.to_json()[k] == info(name).default(k, "block"), k
