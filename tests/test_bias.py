@@ -30,6 +30,16 @@ def test_normalized_gd_prefers_l2_on_the_linear_model():
     assert not m["none_of_these"]
 
 
+def test_constant_step_gd_prefers_l2_through_the_rate_invariant():
+    """Soudry et al. 2018: the ℓ2 gap of GD falls like 1/log t, i.e. like 1/‖w‖: supported by the rate invariant
+    (gap·‖w‖ settled), never by the 1 % bound, which it cannot reach at the smoke horizon."""
+    m = answer("gd", "linear", lr=1.0, lr_decay=0.0)
+    assert m["supported"] == ["l2"]
+    assert set(m["contradicted"]) == {"l1", "linf"}
+    gaps = [d["margin_gap"] for d in m["evidence"]["l2"]["datasets"]]
+    assert max(gaps) > bias.BOUND
+
+
 def test_signum_prefers_linf_on_the_linear_model():
     m = answer("signum", "linear")
     assert m["supported"] == ["linf"]
