@@ -118,7 +118,6 @@ class Problem:
     init_seed: int | None = None
     optima: dict = field(default_factory=dict)     # g → (θ*, γ*) with γ* the certified margin (upper bound)
     offsets: dict = field(default_factory=dict)    # (g, h) → 1 − γ_g(θ_h*)/γ_g*
-    extra: dict = field(default_factory=dict)
 
     @property
     def discrimination(self) -> float:
