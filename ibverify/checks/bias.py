@@ -325,9 +325,12 @@ def _evidence_line(per: list[Judged]) -> str:
     q = "margin gap" if ok[0].quantity == "margin_gap" else "KKT residual"
     vals = [j.value for j in ok if math.isfinite(j.value)]
     slopes = [j.slope for j in ok if math.isfinite(j.slope)]
-    val = (f"{min(vals):.3g}" if len(vals) == 1 or min(vals) == max(vals) else f"{min(vals):.3g}…{max(vals):.3g}"
-           ) if vals else "n/a"
-    sl = f"slope {min(slopes):.2g}…{max(slopes):.2g}" if slopes else "no slope"
+    def span(v, f):
+        lo, hi = format(min(v), f), format(max(v), f)
+        return lo if lo == hi else f"{lo}…{hi}"
+
+    val = span(vals, ".3g") if vals else "n/a"
+    sl = f"slope {span(slopes, '.2g')}" if slopes else "no slope"
     hz = sorted({j.horizon for j in ok})
     return f"{q} {val} at T = " + "/".join(f"{h:.2g}" for h in hz) + f" ({sl})"
 
