@@ -104,6 +104,8 @@ def test_models_follow_the_table():
     assert bias.models_for("signum")[0] == ["linear", "matrix", "two-layer"]
     models, skipped = bias.models_for("nsd-spectral")
     assert models == ["matrix"] and "two-layer" in skipped
+    models, skipped = bias.models_for("muon-signum")
+    assert models == ["two-layer"] and "matrix" in skipped
     with pytest.raises(IbverifyError):
         bias.identify(OptimizerSpec("gd"), tier="smoke", models=["matrix"])
 

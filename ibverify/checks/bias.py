@@ -96,6 +96,9 @@ def models_for(name: str) -> tuple[list[str], dict[str, str]]:
         for m in ("matrix", "two-layer"):
             if m in row.skips:
                 skipped[m] = row.skips[m]
+            elif m == "matrix" and row.geometry == "hybrid":
+                skipped[m] = ("a hybrid optimizer partitions matrix and vector blocks; the matrix model has one "
+                              "matrix block only")
             else:
                 out.append(m)
     return out, skipped
