@@ -21,6 +21,7 @@ from .. import IbverifyError, __version__
 from .output import (EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, add_intercept_option, data_json, dump, load_data,
                      one_line)
 from ..optim.table import names
+from .bias import add_bias_parser
 from .train import add_train_parser
 from .verify import add_verify_parser
 
@@ -151,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_verify_parser(sub)
     add_train_parser(sub, Parser)
+    add_bias_parser(sub)
 
     m = sub.add_parser("margin", help="certified max margin of a dataset")
     m.add_argument("--data", required=True, metavar="FILE", help=".npz (X, y) or .csv (label ±1 last column)")

@@ -1,0 +1,428 @@
+"""Which geometry does an optimizer prefer? (`ibverify bias`, issue 22 point 1.)
+
+Runs one optimizer (a row of the optimizer table with its knobs) on generated discriminating data for every model
+its row supports, scores every geometry of the model with the project's three-valued rules, and answers per model:
+the geometries whose KKT conditions the run's limit satisfies (supported), those it does not (contradicted), the
+rest (inconclusive); "none of these" when none is supported.
+
+Models (from the row's `models`: vector → linear; block → matrix and two-layer, unless the row skips one):
+    linear     f(x; w) = ⟨w, x⟩ on Gaussian points labelled by a random hyperplane (netdata.linear_separable), the
+               vector implementation (sample by sample, as `ibverify train`); geometries l1, l2, linf, each with its
+               certified max-margin oracle (oracles.maxmargin: a primal–dual certificate; ℓ1 and ℓ∞ cross-checked by
+               HiGHS). Data are drawn until every pair of optima is ≥ DISCRIMINATES apart: each geometry's optimum
+               is ≥ 10 % short of every other geometry's optimum in that geometry's margin.
+    matrix     f(X; W) = ⟨W, X⟩ on Gaussian matrices labelled by a rank-1 teacher (netdata.matrix_separable), the
+               block implementation from W = 0; geometries l2 (Frobenius), linf (entrywise) and spectral (= msp for
+               one matrix), certified by kkt.certified_max_margin (an SDP for spectral); same discrimination.
+    two-layer  f = Σ_j a_j max(0, w_j·x)² (L = 3) on teacher data (netdata.teacher_two_layer), drawn width and
+               initialization, as the gronich network claims; geometries gronich_score.applicable (l2, linf, msp,
+               hybrid): no certified optimum exists (KKT points are local), so each is scored by its Fenchel KKT
+               residual and judged by the cross-geometry rule (gronich_score.judge → rules.judge_separation).
+
+Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py decide):
+    linear, matrix   the margin gap 1 − γ_g(θ_t)/γ_g* over the last two decades of checkpoints:
+                     rules.judge_gap(gap, BOUND, min_drop=MIN_DROP): ≤ 1 % and falling ≥ 30 % in the last decade
+                     supports (the rates of steepest descent, t^−0.3…−0.8), a stable plateau at the tier's largest
+                     horizon contradicts; or rules.judge_rate_invariant(gap, ‖θ‖_g, SLOW_BOUND) supports (a gap
+                     ≤ 5 % falling like 1/‖θ‖_g with ‖θ‖_g → ∞: gradient descent's 1/log t approach, Soudry et al.
+                     2018, which no bound of 1 % can see at a reachable horizon; its contradiction half is not used,
+                     since a fast gap under a fast-growing norm would trip it). Cross-geometry (as
+                     gronich_linear's `rival`): a run supported in h contradicts g when h's certified optimum is
+                     > BOUND short of g's in g's margin (the limit is h's optimum, not g's).
+    two-layer        gronich_score.judge(scores, g) with the network claims' tolerances (guard 1, min_drop 5 %),
+                     always with final=False: a geometry is contradicted only when another is at or below it with no
+                     falling ratio, never by its own residual's plateau at the tier's cap (KKT points of a network
+                     are local, and a saddle crossing holds a residual flat for decades: signum at the table's
+                     lr_decay 0.83 sat at ℓ∞/ℓ2 ratio 0.89, own residual rising, at 3e6 steps on one teacher set,
+                     that run's direction still turning); a support needs (T2), the direction settling
+                     (gronich_score.judge_direction), as in gronich_nets; a run whose direction does not settle at the
+                     cap, or that never separates the data, is set aside and replaced by the next dataset.
+An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
+contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
+supported; any contradicted: contradicted; else inconclusive).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .. import IbverifyError
+from .. import geometry as geo
+from .. import models as M
+from ..data import netdata
+from ..engine import log_checkpoints, run
+from ..optim import OptimizerSpec, info
+from ..oracles import kkt, maxmargin
+from . import gronich_score as S
+from . import rules
+from .prop import Example, sequential
+
+MODELS = ("linear", "matrix", "two-layer")
+GEOMETRIES = ("l1", "l2", "linf", "spectral", "msp", "hybrid")
+TIERS = ("smoke", "fast")
+# (first horizon, cap) in steps per model and tier; an undecided dataset is extended ×10 up to the cap
+HORIZONS = {
+    "smoke": {"linear": (100_000, 100_000), "matrix": (100_000, 100_000), "two-layer": (100_000, 100_000)},
+    "fast": {"linear": (1_000_000, 10_000_000), "matrix": (100_000, 1_000_000), "two-layer": (300_000, 3_000_000)},
+}
+CHECKPOINTS = 13            # log-spaced over the last three decades (4 a decade), as the network claims
+BOUND = 0.01                # margin gap at the horizon (judge_gap)
+MIN_DROP = 0.3              # ... falling ≥ 30 % over the last decade (degree-1 claims: measured t^−0.4…−0.8)
+SLOW_BOUND = 0.05           # margin gap of the 1/‖θ‖ route (judge_rate_invariant)
+SLOW_DROP = 0.1
+DISCRIMINATES = 0.1         # generated data: every optimum ≥ 10 % short of every other geometry's, in its margin
+#                             (twice SLOW_BOUND: a wrong geometry's gap tends to ≥ 10 %, never within the 1/‖θ‖ route)
+NET = {"guard": 1.0, "min_drop": 0.05, "decades": 2.0, "bound": 0.05, "t2_dir_max": 0.1, "t2_drop": 0.05}
+MAX_DRAWS = 200             # candidate datasets drawn per model before giving up on discrimination
+
+# geometry name → the max-margin oracle's norm (linear model) / the Geometry object (matrix model); tests swap these
+# to check that a wrong pairing is caught
+LINEAR_NORMS = {"l1": "l1", "l2": "l2", "linf": "linf"}
+MATRIX_GEOMETRIES = {"l2": "l2", "linf": "linf", "spectral": "spectral"}
+
+
+def models_for(name: str) -> tuple[list[str], dict[str, str]]:
+    """(models run, {model: why skipped}) for an optimizer of the table."""
+    row = info(name)
+    out, skipped = [], {}
+    if "vector" in row.models:
+        out.append("linear")
+    if "block" in row.models:
+        for m in ("matrix", "two-layer"):
+            if m in row.skips:
+                skipped[m] = row.skips[m]
+            elif m == "matrix" and row.geometry == "hybrid":
+                skipped[m] = ("a hybrid optimizer partitions matrix and vector blocks; the matrix model has one "
+                              "matrix block only")
+            else:
+                out.append(m)
+    return out, skipped
+
+
+def resolved_spec(spec: OptimizerSpec, model: str, n: int) -> OptimizerSpec:
+    """The spec validated for `model`: the vector implementation for linear, the block one (degree L) else."""
+    if model == "linear":
+        return spec.resolved(n)
+    return spec.for_block(3.0 if model == "two-layer" else 1.0)
+
+
+# ------------------------------------------------------------------------------------------------ datasets
+
+@dataclass
+class Problem:
+    """One dataset of a model: data, model, the geometries' optima (degree-1 models) and how far apart they are."""
+    tag: str
+    data: object
+    model: object = None
+    init_seed: int | None = None
+    optima: dict = field(default_factory=dict)     # g → (θ*, γ*) with γ* the certified margin (upper bound)
+    offsets: dict = field(default_factory=dict)    # (g, h) → 1 − γ_g(θ_h*)/γ_g*
+
+    @property
+    def discrimination(self) -> float:
+        return min(self.offsets.values()) if self.offsets else float("nan")
+
+
+def _linear_problem(D, tag: str) -> Problem:
+    Z = D.Z
+    mm = {g: maxmargin.max_margin(Z, LINEAR_NORMS[g]) for g in LINEAR_NORMS}
+    pr = Problem(tag, D, optima={g: (mm[g].direction, mm[g].margin) for g in mm})
+    pr.offsets = {(g, h): 1.0 - linear_margin(Z, mm[h].direction, g) / mm[g].margin
+                  for g in mm for h in mm if g != h}
+    return pr
+
+
+def linear_margin(Z, w, g: str) -> float:
+    return maxmargin.normalized_margin(Z, np.asarray(w, float), LINEAR_NORMS[g])
+
+
+def _matrix_problem(D, tag: str) -> Problem:
+    model = M.MatrixLinear(*D.X.shape[1:])
+    G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in MATRIX_GEOMETRIES}
+    opt = {g: kkt.certified_max_margin(G[g], model, D.X, D.y) for g in G}
+    pr = Problem(tag, D, model, optima={g: (opt[g][0], opt[g][1].upper) for g in G})
+    pr.offsets = {(g, h): 1.0 - G[g].margin(model, opt[h][0], D.X, D.y) / opt[g][1].upper
+                  for g in G for h in G if g != h}
+    return pr
+
+
+def draws(model: str, seed: int, say: Callable[[str], None] = lambda s: None):
+    """Datasets of `model` drawn from `seed` (sizes too), one after another; degree-1 ones only where every pair of
+    optima is ≥ DISCRIMINATES apart (at most MAX_DRAWS candidates are drawn)."""
+    rng = np.random.default_rng([seed, MODELS.index(model)])
+    for _ in range(MAX_DRAWS):
+        s = int(rng.integers(0, 2**31 - 1))
+        if model == "linear":
+            n, d = int(rng.integers(10, 17)), int(rng.integers(6, 11))
+            pr = _linear_problem(netdata.linear_separable(n, d, seed=s), f"n={n},d={d},data{s}")
+        elif model == "matrix":
+            n, p, r = int(rng.integers(10, 17)), int(rng.integers(3, 5)), int(rng.integers(3, 5))
+            pr = _matrix_problem(netdata.matrix_separable(n, p, r, seed=s), f"n={n},p={p},r={r},data{s}")
+        else:
+            n, d, m = int(rng.integers(16, 25)), int(rng.integers(3, 6)), int(rng.choice([6, 8, 10]))
+            i = int(rng.integers(0, 10_000))
+            yield Problem(f"n={n},d={d},m={m},data{s},init{i}", netdata.teacher_two_layer(n, d, seed=s),
+                          M.make_model("two-layer", d, width=m), init_seed=i)
+            continue
+        if pr.discrimination >= DISCRIMINATES:
+            say(f"{model}: drew {pr.tag} (optima ≥ {pr.discrimination:.3g} apart)")
+            yield pr
+    raise IbverifyError(f"{model}: too few usable datasets in {MAX_DRAWS} draws")
+
+
+def generated(model: str, seed: int, k: int, say: Callable[[str], None] = lambda s: None) -> list[Problem]:
+    """The first k datasets of `draws`."""
+    it = draws(model, seed, say)
+    return [next(it) for _ in range(k)]
+
+
+def from_file(model: str, D, name: str, width: int = 8, seed: int = 0) -> Problem:
+    """The user's dataset as a problem of `model` (no discrimination required; the offsets are reported)."""
+    if model == "linear":
+        return _linear_problem(D, name)
+    if model == "matrix":
+        return _matrix_problem(D, name)
+    return Problem(name, D, M.make_model("two-layer", D.X.shape[1], width=width), init_seed=seed)
+
+
+def file_models(D, name: str) -> list[str]:
+    """Models a data file can feed: matrix inputs (n, p, r) the matrix model, vectors the linear and two-layer."""
+    return ["matrix"] if D.X.ndim == 3 else ["linear", "two-layer"]
+
+
+# ------------------------------------------------------------------------------------------------ one dataset
+
+@dataclass
+class Judged:
+    """One geometry on one dataset."""
+    word: str
+    reason: str
+    value: float          # final margin gap (degree 1) or Fenchel residual (two-layer)
+    slope: float          # fitted log-log slope of the value over the last decade(s)
+    horizon: int
+    quantity: str         # what `value` is
+
+    def to_json(self) -> dict:
+        return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
+                "horizon": self.horizon}
+
+
+def _slope(fit) -> float:
+    return float(fit.slope) if fit is not None else float("nan")
+
+
+def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horizon: int) -> dict[str, Judged]:
+    """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one."""
+    x = np.asarray(x, float)
+    decades = min(2.0, math.log10(x[-1] / x[0]))
+    own: dict[str, Judged] = {}
+    for g, gap in gaps.items():
+        gap = np.asarray(gap, float)
+        d = rules.judge_gap(x, gap, BOUND, decades=decades, min_drop=MIN_DROP, final=final)
+        reason = d.reason
+        if d.word != rules.SUPPORTED:
+            slow = rules.judge_rate_invariant(x, gap, scales[g], SLOW_BOUND, decades=decades, min_drop=SLOW_DROP,
+                                              final=final)
+            if slow.word == rules.SUPPORTED:
+                d, reason = slow, f"gap ∝ 1/‖θ‖_{g}: {slow.reason}"
+            elif d.word == rules.INCONCLUSIVE:
+                reason += f" (the 1/‖θ‖_{g} route, bound {SLOW_BOUND:g}: {slow.reason})"
+        fit = d.fit or rules.window_fit(x, gap, BOUND, decades)
+        own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap")
+    out = dict(own)
+    for g in own:
+        if own[g].word == rules.CONTRADICTED:
+            continue
+        for h, jh in own.items():
+            off = offsets.get((g, h), 0.0)
+            if h != g and jh.word == rules.SUPPORTED and off > BOUND:
+                out[g] = Judged(rules.CONTRADICTED, f"the run goes to the certified {h} optimum ({jh.reason}), whose "
+                                f"{g} margin gap is {off:.3g} > {BOUND:g}; own gap {own[g].reason}",
+                                own[g].value, own[g].slope, horizon, "margin_gap")
+                break
+    return out
+
+
+def _checkpoints(T: int) -> list[int]:
+    return [int(c) for c in log_checkpoints(T, CHECKPOINTS, max(1, T // 1000))]
+
+
+def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
+    Z = pr.data.Z
+    r = run(Z, spec, T, checkpoints=_checkpoints(T), progress=progress)
+    gaps = {g: [1.0 - linear_margin(Z, w, g) / pr.optima[g][1] for w in r.ws] for g in pr.optima}
+    scales = {g: [maxmargin.norm_of(w, LINEAR_NORMS[g]) for w in r.ws] for g in pr.optima}
+    return r.checkpoints, gaps, scales
+
+
+def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
+    D, model = pr.data, pr.model
+    r = run(D, spec, T, model=model, checkpoints=_checkpoints(T), warn=False, progress=progress)
+    G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in pr.optima}
+    gaps = {g: [1.0 - G[g].margin(model, th, D.X, D.y) / pr.optima[g][1] for th in r.thetas] for g in G}
+    scales = {g: [G[g].norm(th) for th in r.thetas] for g in G}
+    return r.checkpoints, gaps, scales
+
+
+def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None) -> dict[str, Judged]:
+    r = run(pr.data, spec, T, model=pr.model, init_seed=pr.init_seed, init_scale=0.5, checkpoints=_checkpoints(T),
+            warn=False, progress=progress)
+    if not r.q_min or r.q_min[-1] <= 0:
+        dead = bool(r.q_min) and r.q_min[-1] == 0   # every unit dead (f ≡ 0): no longer run helps
+        word = rules.SET_ASIDE if final or dead else rules.INCONCLUSIVE
+        why = (f"the data are not separated at T = {T:.2g} (min margin {r.q_min[-1] if r.q_min else float('nan'):.3g}"
+               + (", f ≡ 0: every unit dead)" if dead else ")"))
+        return {g: Judged(word, why, float("nan"), float("nan"), T, "residual") for g in S.applicable(pr.model)}
+    c = getattr(r.optimizer.geometry, "c", 1.0)
+    t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, NET["t2_dir_max"], NET["t2_drop"], final)
+    sc = S.score(r, pr.model, pr.data, c, NET["decades"])
+    out = {}
+    for g in sc.residual:
+        j = S.judge(sc, g, guard=NET["guard"], min_drop=NET["min_drop"], decades=NET["decades"], bound=NET["bound"],
+                    final=False)   # an own plateau never contradicts a network here (module docstring)
+        word = j.decision
+        reason = "; ".join(j.reasons) or (f"ratio own/closest-other {j.figures['residual_ratio']:.3g} < "
+                                          f"{1 / NET['guard']:g}, own residual falling")
+        if t2.word == rules.CONTRADICTED:
+            word, reason = (rules.SET_ASIDE if final else rules.INCONCLUSIVE), f"outside (T2): {t2.reason}"
+        elif word == rules.SUPPORTED and t2.word != rules.SUPPORTED:
+            word, reason = rules.INCONCLUSIVE, f"(T2) not yet shown: {t2.reason}"
+        out[g] = Judged(word, reason, float(j.figures["residual"]), float(j.rates["residual"].slope), T, "residual")
+    return out
+
+
+def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
+                  progress=None) -> dict[str, Judged]:
+    """Every geometry of `model` on one dataset, extended ×10 while any is undecided (prop.sequential)."""
+    first, cap = HORIZONS[tier][model]
+    seen = {}
+
+    def at(T: int, final: bool) -> Example:
+        if model == "two-layer":
+            out = judge_network(pr, spec, T, final, progress)
+        else:
+            x, gaps, scales = (run_linear if model == "linear" else run_matrix)(pr, spec, T, progress)
+            out = judge_degree1(x, gaps, scales, pr.offsets, final, T)
+        seen["out"] = out
+        undecided = any(j.word == rules.INCONCLUSIVE for j in out.values())
+        return Example(True, {}, decision=rules.INCONCLUSIVE if undecided else rules.SUPPORTED)
+
+    sequential(at, first, cap)
+    return seen["out"]
+
+
+# ------------------------------------------------------------------------------------------------ the answer
+
+def tally_geometry(words: list[str]) -> str:
+    """rules.tally over the datasets: ≥ 2/3 supported and none contradicted → supported."""
+    need = len([w for w in words if w != rules.SET_ASIDE])
+    holds, _ = rules.tally(words, max(1, math.ceil(2 * need / 3)))
+    return rules.SUPPORTED if holds is True else rules.CONTRADICTED if holds is False else rules.INCONCLUSIVE
+
+
+def _evidence_line(per: list[Judged]) -> str:
+    """One line: the judged value's range at the horizon, the fitted slopes, the horizons."""
+    ok = [j for j in per if j.word != rules.SET_ASIDE] or per
+    q = "margin gap" if ok[0].quantity == "margin_gap" else "KKT residual"
+    vals = [j.value for j in ok if math.isfinite(j.value)]
+    slopes = [j.slope for j in ok if math.isfinite(j.slope)]
+    def span(v, f):
+        lo, hi = format(min(v), f), format(max(v), f)
+        return lo if lo == hi else f"{lo}…{hi}"
+
+    val = span(vals, ".3g") if vals else "n/a"
+    sl = f"slope {span(slopes, '.2g')}" if slopes else "no slope"
+    hz = sorted({j.horizon for j in ok})
+    return f"{q} {val} at T = " + "/".join(f"{h:.2g}" for h in hz) + f" ({sl})"
+
+
+def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | None = None, say=lambda s: None,
+                 progress=None) -> dict:
+    """The per-model answer: supported / contradicted / inconclusive geometries with their evidence. `problems` is
+    a list or an iterator (`draws`): k datasets are judged, a dataset set aside in every geometry (a network that
+    never separates its data) being replaced by the next one, at most k times. `spec` is resolved per dataset (the
+    vector model's full batch is the dataset's n)."""
+    problems = iter(problems)
+    used, results, specs, aside = [], [], [], []
+    t0 = time.process_time()
+    k = k or 1
+    while len(used) < k:
+        pr = next(problems, None)
+        if pr is None:
+            break
+        say(f"{model}: dataset {len(used) + 1}/{k} ({pr.tag})")
+        sp = resolved_spec(spec, model, pr.data.n)
+        res = judge_dataset(model, pr, sp, tier, progress)
+        if all(j.word == rules.SET_ASIDE for j in res.values()) and len(aside) < k:
+            aside.append({"dataset": pr.tag, "reason": next(iter(res.values())).reason})
+            say(f"{model}: {pr.tag} set aside ({aside[-1]['reason']}); drawing another")
+            continue
+        used.append(pr), specs.append(sp), results.append(res)
+    if not results:
+        raise IbverifyError(f"{model}: no dataset could be judged")
+    problems = used
+    out = {"model": model, "supported": [], "contradicted": [], "inconclusive": [], "datasets": len(problems),
+           "evidence": {}}
+    for g in results[0]:
+        per = [res[g] for res in results]
+        word = tally_geometry([j.word for j in per])
+        out[word].append(g)
+        counts = {w: sum(j.word == w for j in per) for w in rules.DECISIONS}
+        out["evidence"][g] = {
+            "decision": word, "line": _evidence_line(per),
+            "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
+            "datasets": [{"dataset": pr.tag, **j.to_json()} for pr, j in zip(problems, per, strict=True)]}
+    out["none_of_these"] = not out["supported"]
+    if aside:
+        out["set_aside"] = aside
+    out["spec"] = specs[0].to_json()
+    if len({s.batch_size for s in specs}) > 1:
+        out["spec"]["batch_size"] = {pr.tag: s.batch_size for pr, s in zip(problems, specs, strict=True)}
+    disc = [pr.discrimination for pr in problems if pr.offsets]
+    if disc:   # how far apart the optima are: 1 − γ_g(θ_h*)/γ_g*, "g at the h optimum", per dataset
+        out["discrimination"] = min(disc)
+        out["offsets"] = [{f"{g} at the {h} optimum": v for (g, h), v in pr.offsets.items()} for pr in problems]
+    out["cpu_seconds"] = round(time.process_time() - t0, 2)
+    return out
+
+
+def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets: int = 3, data=None,
+             data_name: str = "", models: list[str] | None = None, say: Callable[[str], None] = lambda s: None,
+             progress=None) -> dict:
+    """The answer for every model the optimizer's row supports (or those of them a user's dataset can feed, or
+    those of `models`)."""
+    if tier not in TIERS:
+        raise IbverifyError(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+    if not 1 <= datasets <= 100:
+        raise IbverifyError(f"--datasets must be in 1..100, got {datasets}")
+    spec._check_name()
+    names, skipped = models_for(spec.name)
+    if data is not None:
+        fits = file_models(data, data_name)
+        skipped.update({m: f"{data_name} cannot feed the {m} model" for m in names if m not in fits})
+        names = [m for m in names if m in fits]
+        if not names:
+            raise IbverifyError(f"{spec.name} runs {'/'.join(info(spec.name).models)} models; {data_name} feeds only "
+                                f"the {', '.join(fits)} model(s)")
+    if models:
+        bad = [m for m in models if m not in MODELS]
+        if bad:
+            raise IbverifyError(f"unknown model {bad[0]!r}; use {', '.join(MODELS)}")
+        if not any(m in names for m in models):
+            raise IbverifyError(f"{spec.name} runs none of {', '.join(models)} (it runs {', '.join(names) or 'none'}"
+                                + "".join(f"; {m}: {why}" for m, why in skipped.items()) + ")")
+        names = [m for m in names if m in models]
+        skipped = {m: why for m, why in skipped.items() if m in models}
+    for m in names:   # every knob validated before any run
+        resolved_spec(spec, m, data.n if data is not None else 10)
+    models_out = []
+    for m in names:
+        problems = [from_file(m, data, data_name, seed=seed)] if data is not None else draws(m, seed, say)
+        models_out.append(answer_model(m, problems, spec, tier, 1 if data is not None else datasets, say,
+                                       progress))
+    return {"optimizer": spec.name, "tier": tier, "seed": seed, "models": models_out, "skipped": skipped}

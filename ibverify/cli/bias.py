@@ -1,0 +1,144 @@
+"""`ibverify bias`: which geometry's KKT conditions does an optimizer's limit satisfy (ibverify.checks.bias)?
+
+The knobs are `train`'s (the table's KNOBS, defaults from the optimizer's row). Start-up stays light: numpy, the
+engine and the oracles load only once the arguments are parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+import time
+
+from .. import IbverifyError
+from ..optim.table import KNOBS, ORDERS, names
+from .output import dump
+
+TIER_NOTE = ("smoke: 1e5 steps on every model; fast (default): linear 1e6, matrix 1e5, two-layer 3e5 steps, an "
+             "undecided dataset extended ×10 once")
+
+
+class _Raw(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+class _BoolOpt(argparse.BooleanOptionalAction):
+    pass
+
+
+def add_bias_parser(sub) -> None:
+    intro = textwrap.fill(
+        "Run an optimizer on generated data where the geometries' max-margin directions differ, for every model its "
+        "row of the optimizer table supports (vector: linear; block: matrix, two-layer), score every geometry (l1, "
+        "l2, linf on the linear model; l2, linf, spectral on the matrix model; l2, linf, msp, hybrid on the "
+        "two-layer net) with the project's three-valued rules, and answer per model which geometry's KKT "
+        "conditions the run's limit satisfies: supported, contradicted or inconclusive (\"none of these\" when no "
+        "geometry is supported).", 100)
+    b = sub.add_parser("bias", help="identify an optimizer's implicit bias (which geometry's KKT point)",
+                       formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100))
+    b.add_argument("--optimizer", required=True, metavar="NAME", help="one of: " + ", ".join(names()))
+    b.add_argument("--tier", choices=("smoke", "fast"), default="fast", help=TIER_NOTE)
+    b.add_argument("--seed", type=_nonneg("--seed"), default=0, help="seed of the generated datasets (default 0)")
+    b.add_argument("--datasets", type=_nonneg("--datasets"), default=3, metavar="K",
+                   help="generated datasets per model (default 3)")
+    b.add_argument("--model", action="append", choices=("linear", "matrix", "two-layer"), default=None,
+                   help="only this model (repeatable; default: every model the optimizer's row supports)")
+    b.add_argument("--data", default=None, metavar="FILE",
+                   help="your own dataset instead: .npz (X, y) or .csv (label ±1 in the last column) for the linear "
+                        "and two-layer models, .npz with X of shape (n, p, r) for the matrix model")
+    k = b.add_argument_group("knobs (default: the optimizer's row of the table)")
+    k.add_argument("--lr", type=float, default=None, help=KNOBS["lr"])
+    k.add_argument("--lr-decay", type=float, default=None, help=KNOBS["lr_decay"])
+    k.add_argument("--beta1", type=float, default=None, help=KNOBS["beta1"])
+    k.add_argument("--beta2", type=float, default=None, help=KNOBS["beta2"])
+    k.add_argument("--eps", type=float, default=None, help=KNOBS["eps"])
+    k.add_argument("--bias-correction", action=_BoolOpt, default=None, help=KNOBS["bias_correction"])
+    k.add_argument("--batch-size", type=int, default=None, metavar="B", help=KNOBS["batch_size"])
+    k.add_argument("--order", choices=ORDERS, default=None, help=KNOBS["order"])
+    k.add_argument("--lr-matrix", type=float, default=None, help=KNOBS["lr_matrix"])
+    k.add_argument("--lr-vector", type=float, default=None, help=KNOBS["lr_vector"])
+    b.add_argument("--loss", choices=("logistic", "exponential"), default=None, help="loss (default logistic)")
+    b.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    b.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    b.set_defaults(func=cmd_bias)
+
+
+def _nonneg(flag: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise IbverifyError(f"{flag} must be a non-negative integer, got {text!r}") from None
+        if v < 0:
+            raise IbverifyError(f"{flag} must be a non-negative integer, got {v}")
+        return v
+    return parse
+
+
+def _knobs(args) -> dict:
+    """The knobs given (--seed is the datasets' seed here, not a knob: the sample order keeps its default)."""
+    return {k: getattr(args, k) for k in KNOBS if k != "seed" and getattr(args, k, None) is not None}
+
+
+def _load(path: str, separable: bool):
+    """A vector dataset (as `train`; linearly separable when the linear model is run), or matrix inputs: an .npz
+    with X of shape (n, p, r)."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
+    from ..data import Dataset, load_dataset
+
+    if str(path).endswith(".npz"):
+        try:
+            z = np.load(path)
+            X = np.asarray(z["X"], dtype=float)
+            if X.ndim == 3:
+                return Dataset(X, np.asarray(z["y"], dtype=float), str(path)).validated(matrices=True)
+        except (OSError, ValueError, KeyError) as e:
+            raise IbverifyError(f"--data {path}: not an .npz with arrays X and y ({e})") from None
+    return load_dataset(path, require_separable=separable)
+
+
+def text(out: dict) -> str:
+    """The human answer: per model, the supported / contradicted / inconclusive geometries with one line each."""
+    knobs = ", ".join(f"{k} = {v}" for k, v in out["knobs"].items()) or "the table's defaults"
+    lines = [f"{out['optimizer']} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
+    for m in out["models"]:
+        sup = ", ".join(m["supported"]) or "none of these"
+        lines.append(f"  {m['model']}: {sup} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
+                     f"{m['cpu_seconds']:.1f} CPU s)")
+        for word in ("supported", "contradicted", "inconclusive"):
+            for g in m[word]:
+                e = m["evidence"][g]
+                lines.append(f"    {word:<12} {g:<8} {e['line']} ({e['tally']})")
+        for a in m.get("set_aside", []):
+            lines.append(f"    set aside: {a['dataset']} ({a['reason']})")
+    for model, why in out.get("skipped", {}).items():
+        lines.append(f"  {model}: not run ({why})")
+    return "\n".join(lines)
+
+
+def cmd_bias(args) -> int:
+    from ..optim.table import NAMES, info
+
+    if args.optimizer not in NAMES:
+        raise IbverifyError(f"unknown optimizer {args.optimizer!r}; use one of {', '.join(NAMES)}")
+    from ..optim import OptimizerSpec
+
+    spec = OptimizerSpec.from_params(_knobs(args), name=args.optimizer)  # checked per model before any run
+    from ..checks import bias  # start-up time: numpy, numba, cvxpy
+    from ..progress import Progress
+
+    data = _load(args.data, "vector" in info(args.optimizer).models) if args.data is not None else None
+    bar = Progress(f"bias {args.optimizer}", enabled=False if args.quiet else None)
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        out = bias.identify(spec, tier=args.tier, seed=args.seed, datasets=args.datasets, data=data,
+                            data_name=str(args.data or ""), models=args.model, say=bar.message, progress=bar.steps)
+    finally:
+        bar.close()
+    out = {"optimizer": out["optimizer"], "knobs": _knobs(args), **{k: v for k, v in out.items() if k != "optimizer"},
+           "seconds": round(time.perf_counter() - t0, 2), "cpu_seconds": round(time.process_time() - c0, 2)}
+    if args.json:
+        dump(out)
+    else:
+        print(text(out))
+    return 0
