@@ -105,12 +105,13 @@ def approach(run, model, data, sc: Scores, own: str, tol: float = 1e-4):
     own-geometry normalized-margin gap to it, 1 − γ(θ_t)/γ(θ_K), at the scored steps; None when none is certified."""
     def evidence():
         G = geometry(own, sc.c)
-        at = {t: th for t, th in zip(run.checkpoints, run.thetas)}
+        at = dict(zip(run.checkpoints, run.thetas, strict=True))
         K = kkt.local_kkt(G, model, at[sc.steps[-1]], data.X, data.y)
         if not K.certified(tol):
             return None
         gap = [1.0 - G.margin(model, at[t], data.X, data.y) / K.margin for t in sc.steps]
-        return gap, f"a certified {LABEL[own]} KKT point near its direction (Fenchel residual {K.fenchel:.2g}) by margin"
+        return gap, (f"a certified {LABEL[own]} KKT point near its direction (Fenchel residual {K.fenchel:.2g}) "
+                     "by margin")
     return evidence
 
 

@@ -282,8 +282,9 @@ def local_kkt(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, iter
     the rescaled point (homogeneity restores q_min = 1) has a smaller norm, else r shrinks ×1/4. It stops when
     r < xtol. The point is certified by its own Fenchel residual, never by the iteration's status."""
     ts, _ = rescale(model, theta, X, y)
-    best, r, it = geometry.norm(ts), radius, 0
-    for it in range(1, iters + 1):
+    best, r, used = geometry.norm(ts), radius, 0
+    while used < iters:
+        used += 1
         J = model.jac(ts, X)
         q = y * model.outputs(ts, X)
         D = {k: cp.Variable(v.shape) for k, v in ts.items()}
@@ -306,4 +307,4 @@ def local_kkt(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, iter
             r /= 4
         if r < xtol:
             break
-    return LocalKKT(ts, 1.0 / best ** model.L, fenchel_residual(geometry, model, ts, X, y), it)
+    return LocalKKT(ts, 1.0 / best ** model.L, fenchel_residual(geometry, model, ts, X, y), used)
