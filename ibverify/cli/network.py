@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 import warnings
 
 from .. import IbverifyError
-from .output import load_data, spec_from_args
+from .output import first_call, kernel_note, load_data, spec_from_args
 from ..jsonio import plain
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
@@ -86,11 +85,9 @@ def train(args) -> dict:
     data, model, spec = _build(args)
     steps = _steps(args)
     cps = log_checkpoints(steps, args.checkpoints or 20)
-    t0 = time.perf_counter()  # the kernels compile (or load from numba's cache) at their first call: time it apart
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # the kernels compile (or load from the cache) at their first call: timed apart
         warnings.simplefilter("ignore", ScheduleWarning)
-        run(data, spec, 1, model=model, checkpoints=[1], engine=_engine(args))
-    compile_s = time.perf_counter() - t0
+        compile_s, compiled = first_call(lambda: run(data, spec, 1, model=model, checkpoints=[1], engine=_engine(args)))
     bar = Progress(f"{spec.name} ({model.name})", enabled=False if args.quiet else None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScheduleWarning)
@@ -107,6 +104,7 @@ def train(args) -> dict:
         "model": model.describe(), "data": data.name, "n": data.n, "d": int(np.prod(data.X.shape[1:])),
         "optimizer": opt.name, "hyper": opt.hyper, "spec": spec.to_json(), "geometry": opt.geometry.name,
         "steps": steps, "engine": run_.engine, "seconds": run_.seconds, "compile_seconds": compile_s,
+        "kernels_compiled": compiled,
         "diverged": run_.diverged,
         "warnings": [str(w.message) for w in caught if issubclass(w.category, ScheduleWarning)],
         "underflow": run_.underflow, "q_min": run_.q_min[-1], "log_loss": run_.log_loss[-1],
@@ -141,8 +139,8 @@ def summary(out: dict) -> str:
         f"d = {out['d']}); {rates}, η_t ∝ t^(−{h['lr_decay']:g}) (theorem range {1 - 1 / L:.4g} < lr_decay ≤ 1)"
         + "".join(f", {k} = {h[k]:g}" for k in ("beta1", "beta2", "eps") if k in h)
         + (f", bias correction {'on' if h['bias_correction'] else 'off'}" if "bias_correction" in h else ""),
-        f"{out['steps']} steps in {out['seconds']:.2f} s ({out['engine']} engine; and {out['compile_seconds']:.2f} s "
-        "before them compiling or loading the kernels)"
+        f"{out['steps']} steps in {out['seconds']:.2f} s ({out['engine']} engine; "
+        f"{kernel_note(out['compile_seconds'], out['kernels_compiled'], out['engine'])})"
         + ("; DIVERGED" if out["diverged"] else ""),
         f"min margin q_min = {_g(out['q_min'])}, log loss = {_g(out['log_loss'])}",
     ]
