@@ -120,7 +120,28 @@ def train(args) -> dict:
     if run_.q_min[-1] > 0:
         k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=args.kkt_tau)
         out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
+        out["kkt_trend"] = residual_trend(opt.geometry, model, run_, data)
     return plain(out)
+
+
+NET_CONVERGED = 0.05  # the network claims' rate bound: a Fenchel KKT residual at or below it counts as reached
+
+
+def residual_trend(geometry, model, run_, data) -> dict | None:
+    """The own-geometry Fenchel KKT residual at the separated checkpoints of the last decade, its power-law fit
+    (rules.rate_fit, as the network claims) and the step at which it would reach NET_CONVERGED; None with fewer
+    than 3 such checkpoints."""
+    from ..checks import rules
+    from ..oracles import kkt
+
+    steps = [int(t) for t in run_.checkpoints]
+    idx = [i for i, t in enumerate(steps) if t >= steps[-1] / 10 and run_.q_min[i] > 0]
+    if len(idx) < 3:
+        return None
+    res = [kkt.fenchel_residual(geometry, model, run_.thetas[i], data.X, data.y) for i in idx]
+    fit = rules.rate_fit([steps[i] for i in idx], res, NET_CONVERGED)
+    return {"steps": [steps[i] for i in idx], "residual": res, "slope": fit.slope, "crossing_step": fit.crossing,
+            "reached": fit.reached, "text": fit.describe(NET_CONVERGED)}
 
 
 def _g(x) -> str:
@@ -154,7 +175,18 @@ def summary(out: dict) -> str:
         k = out["kkt"]
         lines.append(f"KKT residual in its own geometry ({k['geometry']}): {_g(k['fenchel'])} (tolerance-free), "
                      f"face residual {_g(k['residual'])} on {k['support']} support points")
+        tr = out.get("kkt_trend")
+        if tr is None:
+            lines.append("  (no trend: fewer than 3 separated checkpoints in the last decade)")
+        else:
+            lines.append(f"  over the last decade (steps {tr['steps'][0]} → {tr['steps'][-1]}): {tr['text']}")
     lines.append("signatures: " + ", ".join(f"{k} {_g(v)}" for k, v in out["signatures"].items()))
+    tr = out.get("kkt_trend")
+    if tr is not None and not tr["reached"]:
+        when = (f"it would reach it at ≈ {tr['crossing_step']:.2g} steps" if tr["crossing_step"]
+                else "not falling at this horizon")
+        lines.append(f"note: not converged: the {out['kkt']['geometry']} KKT residual {_g(tr['residual'][-1])} is "
+                     f"above {NET_CONVERGED:g} ({when}); a longer horizon (--steps) gets closer")
     for w in out["warnings"]:
         lines.append(f"warning: {w}")
     if out["underflow"]:
