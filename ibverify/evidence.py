@@ -14,6 +14,9 @@ from typing import Any
 from .jsonio import plain
 
 
+THRESHOLD = "threshold:"  # a series named so is a check's threshold for the plotted quantity: drawn dashed
+
+
 @dataclass
 class Series:
     """One curve of evidence, e.g. the gap 1 - cos(w_t, w2) at log-spaced steps t."""
@@ -88,6 +91,18 @@ def log_slope(x: list[float], y: list[float]) -> float:
     if ok.sum() < 2:
         return float("nan")
     return float(np.polyfit(np.log(xa[ok]), np.log(ya[ok]), 1)[0])
+
+
+def bound_text(v: float, bound: float, digits: int = 3) -> str:
+    """v with `digits` significant digits, or more where fewer would put it on the other side of `bound` (or onto
+    it): a ratio 0.796 judged against < 0.8 reads 0.796, never 0.80."""
+    text = f"{v:.{digits}g}"
+    if not (math.isfinite(v) and math.isfinite(bound)):
+        return text
+    while digits < 17 and ((float(text) < bound) != (v < bound) or (float(text) == bound) != (v == bound)):
+        digits += 1
+        text = f"{v:.{digits}g}"
+    return text
 
 
 def beta_text(b: float) -> str:

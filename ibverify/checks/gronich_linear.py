@@ -163,7 +163,7 @@ def linear_certified(ctx: CheckContext) -> Outcome:
                           + f" (bound {gap_max:g})",
                    figures=figs, series=series, examples=len(gaps),
                    details="certificate: primal feasibility, dual feasibility, duality gap each ≤ "
-                           f"{cert_tol:g} (kkt.certify); " + " | ".join(lines)
+                           f"{cert_tol:g} (kkt.certify)" + "".join(f" | {line}" for line in lines)
                            + (f" | not discriminating (the {p.get('rival')} optimum is within "
                               f"{ctx.tol('discriminates'):g} of the judged one), skipped: {len(skipped)}"
                               if skipped else ""),

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from hypothesis import reject
 
 from ..claims import CheckContext
-from ..evidence import Outcome, Series
+from ..evidence import THRESHOLD, Outcome, Series, bound_text
 from ..optim import info
 from ..optim.table import KNOBS
 from ..strategies.network import network_example
@@ -143,13 +145,19 @@ def _one(ctx: CheckContext) -> Outcome:
         for g in sc.residual:
             series.append(Series(f"{S.LABEL[g]} residual", sc.steps, sc.residual[g], ylabel="Fenchel KKT residual",
                                  group=f"example {k}: {opt_name} ({tag})"))
+        # the rule's threshold for the own residual, pointwise: supported needs own < (closest other) / guard
+        rivals = [min((v[i] for g, v in sc.residual.items() if g != own and np.isfinite(v[i])), default=float("nan"))
+                  for i in range(len(sc.steps))]
+        series.append(Series(f"{THRESHOLD} {S.LABEL[own]} residual < closest other ÷ {guard:g}", sc.steps,
+                             [r / guard for r in rivals], ylabel="Fenchel KKT residual",
+                             group=f"example {k}: {opt_name} ({tag})"))
         figs.update({f"{name}[{k}]": v for name, v in j.figures.items()})
         for kind, rf in j.rates.items():
             figs[f"{kind}_slope[{k}]"] = rf.slope
             figs[f"{kind}_crossing[{k}]"] = rf.crossing if rf.crossing is not None else float("nan")
         figs[f"horizon[{k}]"] = float(T)
         lines.append(f"{tag}: {e.word} at T = {T:.2g}: {S.LABEL[own]} residual {j.figures['residual']:.3g} "
-                     f"({j.figures['residual_ratio']:.2f}× the closest other geometry), "
+                     f"({bound_text(j.figures['residual_ratio'], 1 / guard)}× the closest other geometry), "
                      f"signature {j.figures['signature']:.3g}; " + S.rate_line(j.rates, bound)
                      + (f" ({e.reason})" if e.reason else ""))
         return e
@@ -160,8 +168,9 @@ def _one(ctx: CheckContext) -> Outcome:
     resid = [e.figures.get("residual") for e in ex]
     counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
     extended = [e.figures["horizon"] for e in ex if e.figures.get("horizon", steps) > steps]
+    worst = max((r for r in ratios if r is not None), default=float("nan"))
     fig = (f"{len(ex)} example(s) ({counts}): {S.LABEL[own]} residual median {S.median(resid):.3g}, "
-           f"own/closest-other ratio ≤ {max((r for r in ratios if r is not None), default=float('nan')):.2f} "
+           f"own/closest-other ratio ≤ {bound_text(worst, 1 / guard)} "
            f"(supported: < {1 / guard:g} and falling), at T = {steps:.2g}"
            + (f", {len(extended)} extended to {max(extended):.2g}" if extended else "")
            + (f" (×10 up to {cap:.2g} while undecided)" if cap > steps else ""))
@@ -170,8 +179,8 @@ def _one(ctx: CheckContext) -> Outcome:
                f"falls and the own residual falls (≥ {min_drop:.0%} in the last decade); contradicted when another "
                "geometry is at or below the own one with no falling ratio, or at the cap the own residual is a "
                "stable plateau and the run does not approach a certified own KKT point near its direction (by "
-               "margin); inconclusive otherwise (signature: reported; ≤ 5% at the bound tier); "
-               + " | ".join(lines)
+               "margin); inconclusive otherwise (signature: reported; ≤ 5% at the bound tier)"
+               + "".join(f" | {line}" for line in lines)
                + (f" | discarded (no positive margin at the horizon, outside (T2)): {', '.join(rejected)}"
                   if rejected else ""))
     figs["discarded"] = len(rejected)

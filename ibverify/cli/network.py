@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 import warnings
 
 from .. import IbverifyError
-from .output import load_data, spec_from_args
+from .output import first_call, kernel_note, load_data, spec_from_args
 from ..jsonio import plain
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
@@ -87,11 +86,9 @@ def train(args) -> dict:
     data, model, spec = _build(args)
     steps = _steps(args)
     cps = log_checkpoints(steps, args.checkpoints or 20)
-    t0 = time.perf_counter()  # the kernels compile (or load from numba's cache) at their first call: time it apart
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # the kernels compile (or load from the cache) at their first call: timed apart
         warnings.simplefilter("ignore", ScheduleWarning)
-        run(data, spec, 1, model=model, checkpoints=[1], engine=_engine(args))
-    compile_s = time.perf_counter() - t0
+        compile_s, compiled = first_call(lambda: run(data, spec, 1, model=model, checkpoints=[1], engine=_engine(args)))
     bar = Progress(f"{spec.name} ({model.name})", enabled=False if args.quiet else None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScheduleWarning)
@@ -110,6 +107,7 @@ def train(args) -> dict:
         # adagrad's row: no own geometry ("adaptive"); its run diagnostics and KKT residual are measured in ℓ2
         "geometry": "adaptive" if info(opt.name).geometry == "adaptive" else opt.geometry.name,
         "steps": steps, "engine": run_.engine, "seconds": run_.seconds, "compile_seconds": compile_s,
+        "kernels_compiled": compiled,
         "diverged": run_.diverged,
         "warnings": [str(w.message) for w in caught if issubclass(w.category, ScheduleWarning)],
         "underflow": run_.underflow, "q_min": run_.q_min[-1], "log_loss": run_.log_loss[-1],
@@ -125,7 +123,28 @@ def train(args) -> dict:
     if run_.q_min[-1] > 0:
         k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=args.kkt_tau)
         out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
+        out["kkt_trend"] = residual_trend(opt.geometry, model, run_, data)
     return plain(out)
+
+
+NET_CONVERGED = 0.05  # the network claims' rate bound: a Fenchel KKT residual at or below it counts as reached
+
+
+def residual_trend(geometry, model, run_, data) -> dict | None:
+    """The own-geometry Fenchel KKT residual at the separated checkpoints of the last decade, its power-law fit
+    (rules.rate_fit, as the network claims) and the step at which it would reach NET_CONVERGED; None with fewer
+    than 3 such checkpoints."""
+    from ..checks import rules
+    from ..oracles import kkt
+
+    steps = [int(t) for t in run_.checkpoints]
+    idx = [i for i, t in enumerate(steps) if t >= steps[-1] / 10 and run_.q_min[i] > 0]
+    if len(idx) < 3:
+        return None
+    res = [kkt.fenchel_residual(geometry, model, run_.thetas[i], data.X, data.y) for i in idx]
+    fit = rules.rate_fit([steps[i] for i in idx], res, NET_CONVERGED)
+    return {"steps": [steps[i] for i in idx], "residual": res, "slope": fit.slope, "crossing_step": fit.crossing,
+            "reached": fit.reached, "text": fit.describe(NET_CONVERGED)}
 
 
 def _g(x) -> str:
@@ -144,8 +163,8 @@ def summary(out: dict) -> str:
         f"d = {out['d']}); {rates}, η_t ∝ t^(−{h['lr_decay']:g}) (theorem range {1 - 1 / L:.4g} < lr_decay ≤ 1)"
         + "".join(f", {k} = {h[k]:g}" for k in ("beta1", "beta2", "eps") if k in h)
         + (f", bias correction {'on' if h['bias_correction'] else 'off'}" if "bias_correction" in h else ""),
-        f"{out['steps']} steps in {out['seconds']:.2f} s ({out['engine']} engine; and {out['compile_seconds']:.2f} s "
-        "before them compiling or loading the kernels)"
+        f"{out['steps']} steps in {out['seconds']:.2f} s ({out['engine']} engine; "
+        f"{kernel_note(out['compile_seconds'], out['kernels_compiled'], out['engine'])})"
         + ("; DIVERGED" if out["diverged"] else ""),
         f"min margin q_min = {_g(out['q_min'])}, log loss = {_g(out['log_loss'])}",
     ]
@@ -161,7 +180,18 @@ def summary(out: dict) -> str:
                  else f"{k['geometry']} (it has no own geometry: adaptive)")
         lines.append(f"KKT residual in {where}: {_g(k['fenchel'])} (tolerance-free), "
                      f"face residual {_g(k['residual'])} on {k['support']} support points")
+        tr = out.get("kkt_trend")
+        if tr is None:
+            lines.append("  (no trend: fewer than 3 separated checkpoints in the last decade)")
+        else:
+            lines.append(f"  over the last decade (steps {tr['steps'][0]} → {tr['steps'][-1]}): {tr['text']}")
     lines.append("signatures: " + ", ".join(f"{k} {_g(v)}" for k, v in out["signatures"].items()))
+    tr = out.get("kkt_trend")
+    if tr is not None and not tr["reached"]:
+        when = (f"it would reach it at ≈ {tr['crossing_step']:.2g} steps" if tr["crossing_step"]
+                else "not falling at this horizon")
+        lines.append(f"note: not converged: the {out['kkt']['geometry']} KKT residual {_g(tr['residual'][-1])} is "
+                     f"above {NET_CONVERGED:g} ({when}); a longer horizon (--steps) gets closer")
     for w in out["warnings"]:
         lines.append(f"warning: {w}")
     if out["underflow"]:

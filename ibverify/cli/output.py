@@ -68,3 +68,24 @@ def spec_from_args(args):
 def add_intercept_option(parser) -> None:
     parser.add_argument("--intercept", action="store_true",
                         help="append a column of ones to X (a bias as the last weight; the linear model has none)")
+
+
+def first_call(call) -> tuple[float, int]:
+    """Run `call` (a 1-step run: the kernels compile, or load from numba's cache, at their first call) and return
+    (its seconds, how many kernels it compiled), so that a command reports compiling apart from its run."""
+    import time
+
+    from ..engine import kernels_compiled  # numba: only once the input is known to be good
+    k0, t0 = kernels_compiled(), time.perf_counter()
+    call()
+    return time.perf_counter() - t0, kernels_compiled() - k0
+
+
+def kernel_note(seconds: float, compiled: int, engine: str) -> str:
+    """'+ 8.1 s compiling 6 kernels: first run only, numba caches them', or '+ 0.4 s loading the compiled kernels'."""
+    if compiled:
+        return (f"+ {seconds:.2f} s compiling {compiled} kernel{'s' if compiled > 1 else ''}: first run only, "
+                f"numba caches them")
+    if engine == "compiled":
+        return f"+ {seconds:.2f} s loading the compiled kernels"
+    return f"+ {seconds:.2f} s for a first one-step call"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-import time
 
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
-from .output import add_intercept_option, data_json, dump, load_data, say, spec_from_args
+from .output import (add_intercept_option, data_json, dump, first_call, kernel_note, load_data, say,
+                     spec_from_args)
 
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
 PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
@@ -197,8 +197,8 @@ def separation(Z, ws, cps) -> dict:
 
 def _train_summary(name, r, D, out) -> list[str]:
     m, cmp, mv = out["margins"], out["comparison"], out["direction_change"]
-    lines = [f"{name}: {r.horizon} steps in {r.seconds:.2f}s on {D.n} × {D.d} data (and {out['compile_seconds']:.2f}s "
-             f"before them compiling or loading the kernels)",
+    lines = [f"{name}: {r.horizon} steps in {r.seconds:.2f} s on {D.n} × {D.d} data "
+             f"({kernel_note(out['compile_seconds'], out['kernels_compiled'], r.engine)})",
              f"  final min margin min_i z_i·w = {out['min_margin']:.6g}; normalized margins "
              + ", ".join(f"{k} {v:.6g}" for k, v in m.items())]
     if "l2" in cmp:
@@ -232,9 +232,8 @@ def cmd_train(args) -> int:
     steps = _horizon(args, D.n, spec.batch_size)
     from ..engine import run  # numba: imported once the input is known to be good
 
-    t0 = time.perf_counter()  # the kernels compile (or load from numba's cache) at their first call: time it apart
-    run(D.Z, spec, 1, checkpoints=2, engine=args.engine)
-    compile_s = time.perf_counter() - t0
+    # the kernels compile (or load from numba's cache) at their first call: timed apart from the run
+    compile_s, compiled = first_call(lambda: run(D.Z, spec, 1, checkpoints=2, engine=args.engine))
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
     try:
         r = run(D.Z, spec, steps, checkpoints=args.checkpoints or 30, engine=args.engine,
@@ -253,6 +252,7 @@ def cmd_train(args) -> int:
         "comparison": compare_to_theory(D.Z, r.ws, r.checkpoints, spec, D.n, D.d) if (args.compare and nw > 0) else {},
         "separated": separation(D.Z, r.ws, r.checkpoints),
         "diagnostics": r.diagnostics, "seconds": round(r.seconds, 4), "compile_seconds": round(compile_s, 4),
+        "kernels_compiled": compiled,
     }
     notes = []
     if r.diagnostics.get("frozen"):

@@ -1,12 +1,39 @@
 """The engine: one entry `run` (engine/run.py) over two implementations — the vector loop (the linear model
 sample by sample) and the block loop (any model over named blocks, full batch) — each with compiled
-log-frame kernels and a numpy reference; sweeps of vector runs in lanes."""
+log-frame kernels and a numpy reference; sweeps of vector runs in lanes.
+
+Kernels compile lazily, at their first call, and only those a run reaches: importing the engine compiles
+nothing, and each optimizer family and network model has its own kernel variant (issue 21: a fast first run).
+`kernels_compiled()` counts the kernel compilations of this process (numba cache misses), so a command can say
+whether its first run compiled the kernels or loaded them from the cache.
+"""
 
 from ._kernel_cache import source_keyed_cache
 
 with source_keyed_cache():  # every jitted module is imported here, so its kernels cache by source hash
-    from . import kernels, network, polar  # noqa: F401
+    from . import kernels, lanes, network, polar  # noqa: F401
     from .lanes import run_lanes
     from .run import ENGINES, Run, log_checkpoints, run
 
-__all__ = ["ENGINES", "Run", "log_checkpoints", "run", "run_lanes"]
+
+def dispatchers() -> dict:
+    """Every jitted kernel of the engine by name: the modules' functions and the closure variants."""
+    from numba.core.registry import CPUDispatcher
+
+    out = {}
+    for mod in (kernels, lanes, network, polar):
+        short = mod.__name__.rsplit(".", 1)[-1]
+        for name, f in vars(mod).items():
+            if isinstance(f, CPUDispatcher) and f.py_func.__module__ == mod.__name__:
+                out[f"{short}.{name}"] = f
+    for (model, pol, ns5), f in network._ADVANCE.items():
+        out[f"network.advance[model={model},polar={pol},ns5={ns5}]"] = f
+    return out
+
+
+def kernels_compiled() -> int:
+    """How many kernel specializations this process has compiled (not loaded from numba's cache) so far."""
+    return sum(sum(f.stats.cache_misses.values()) for f in dispatchers().values())
+
+
+__all__ = ["ENGINES", "Run", "dispatchers", "kernels_compiled", "log_checkpoints", "run", "run_lanes"]

@@ -189,8 +189,13 @@ def _mul_exp(x, r):
 
 @nb.njit(**JIT)
 def _refresh(s, q, epss, eps):
-    """S = max_k s_k, q_k = e^{s_k − S} ≤ 1, epss_k = ε e^{s_k}."""
-    S = s.max()
+    """S = max_k s_k, q_k = e^{s_k − S} ≤ 1, epss_k = ε e^{s_k}. (The max as a loop, NaN-propagating like
+    ndarray.max: numba's generic max costs a cold first run about a second of compiling.)"""
+    S = s[0]
+    for k in range(1, s.shape[0]):
+        x = s[k]
+        if x > S or x != x:
+            S = x
     for k in range(s.shape[0]):
         q[k] = math.exp(s[k] - S)
         epss[k] = eps * math.exp(s[k]) if eps > 0.0 else 0.0
@@ -223,93 +228,103 @@ def _reframe(adam, k, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2):
     return moved
 
 
-@nb.njit(**JIT)
-def _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
-                 b1, b2, eps, log_frame, diag):
-    """One Adam/Signum step (general path) given the batch gradient g̃ (gt, L); returns the new S.
-    Kept branch-light so the coordinate loop stays tight: frame moves happen in separate rare passes."""
-    d = w.shape[0]
-    if log_frame and L + S > 0.0:  # pre-step shift (rare): the gradient is above a frame
-        shifted = False
-        for k in range(d):
-            e = L + s[k]
-            if e > 0.0 and gt[k] != 0.0:
-                m[k] *= math.exp(-e)
-                v[k] *= math.exp(-2.0 * e)
-                s[k] -= e
-                diag[1] += 1
-                shifted = True
-        if shifted:
-            S = _refresh(s, q, epss, eps)
-    safe = L + S <= SAFE
-    a = math.exp(L + S) if safe else 0.0
-    moved = False
-    tiny = False
-    lost = False
-    if safe and adam:  # branch-free so it can vectorize
-        for k in range(d):
-            gh = gt[k] * (a * q[k])  # (for b = 1, gt = −z_i exactly)
-            mk = b1 * m[k] + (1.0 - b1) * gh
-            vk = b2 * v[k] + (1.0 - b2) * gh * gh
-            m[k] = mk
-            v[k] = vk
-            tiny |= (vk > 0.0) & (vk < TINY)
-            gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below in a frame at g
-            lost |= gone
-            den = math.sqrt(vk / c2) + epss[k]
-            u = 0.0 if (gone or den == 0.0) else (mk / c1) / den
-            wn = w[k] - eta * u
-            moved |= wn != w[k]
-            w[k] = wn
-    else:
-        for k in range(d):
-            if safe:
-                gh = gt[k] * (a * q[k])
-            else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
-                gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
-            mk = b1 * m[k] + (1.0 - b1) * gh
-            m[k] = mk
-            if adam:
+def _make_moment_step(adam: bool):
+    """_moment_step for Adam (adam=True) or Signum: `adam` is the closure's constant, so numba prunes the other
+    optimizer's branches before typing them (a run compiles only its own; issue 21)."""
+
+    @nb.njit(**JIT)
+    def _moment_step(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2, b1, b2, eps,
+                     log_frame, diag):
+        """One Adam/Signum step (general path) given the batch gradient g̃ (gt, L); returns the new S.
+        Kept branch-light so the coordinate loop stays tight: frame moves happen in separate rare passes."""
+        d = w.shape[0]
+        if log_frame and L + S > 0.0:  # pre-step shift (rare): the gradient is above a frame
+            shifted = False
+            for k in range(d):
+                e = L + s[k]
+                if e > 0.0 and gt[k] != 0.0:
+                    m[k] *= math.exp(-e)
+                    v[k] *= math.exp(-2.0 * e)
+                    s[k] -= e
+                    diag[1] += 1
+                    shifted = True
+            if shifted:
+                S = _refresh(s, q, epss, eps)
+        safe = L + S <= SAFE
+        a = math.exp(L + S) if safe else 0.0
+        moved = False
+        tiny = False
+        lost = False
+        if safe and adam:  # branch-free so it can vectorize
+            for k in range(d):
+                gh = gt[k] * (a * q[k])  # (for b = 1, gt = −z_i exactly)
+                mk = b1 * m[k] + (1.0 - b1) * gh
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
+                m[k] = mk
                 v[k] = vk
                 tiny |= (vk > 0.0) & (vk < TINY)
+                gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below in a frame at g
+                lost |= gone
                 den = math.sqrt(vk / c2) + epss[k]
-                u = (mk / c1) / den if den > 0.0 else 0.0
-                if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
-                    lost = True
-                    u = 0.0
-            else:
-                tiny |= (mk != 0.0) & (abs(mk) < TINY)
-                u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
-                if log_frame and mk == 0.0 and gt[k] != 0.0:
-                    lost = True
-            wn = w[k] - eta * u
-            moved |= wn != w[k]
-            w[k] = wn
-    if log_frame and lost:  # no memory left: exact moments (1−β1)g, (1−β2)g² in a frame at g
-        for k in range(d):
-            if gt[k] != 0.0 and ((adam and v[k] < LOST) or (not adam and m[k] == 0.0)):
-                moved |= _reframe(adam, k, gt[k], L, w, m, v, s, eta, b1, b2, eps, c1, c2)
-                diag[1] += 1
-        S = _refresh(s, q, epss, eps)
-    if nown > 0:  # memoryless state, coordinates in their own frame L_k (gt_k = 0 above: no step yet)
-        for k in range(d):
-            if own[k]:
-                moved |= _reframe(adam, k, gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2)
-                diag[1] += 1
-        S = _refresh(s, q, epss, eps)
-    if log_frame and tiny:  # post-step shift (rare): bring tiny moments back to O(1)
-        for k in range(d):
-            x = v[k] if adam else abs(m[k])
-            if 0.0 < x < TINY:
-                r = -0.5 * math.log(x) if adam else -math.log(x)
-                m[k] = _mul_exp(m[k], r)
-                v[k] = _mul_exp(v[k], 2.0 * r)
-                s[k] += r
-                diag[1] += 1
-        S = _refresh(s, q, epss, eps)
-    _count_stall(diag, nonzero, moved)
-    return S
+                u = 0.0 if (gone or den == 0.0) else (mk / c1) / den
+                wn = w[k] - eta * u
+                moved |= wn != w[k]
+                w[k] = wn
+        else:
+            for k in range(d):
+                if safe:
+                    gh = gt[k] * (a * q[k])
+                else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
+                    gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
+                mk = b1 * m[k] + (1.0 - b1) * gh
+                m[k] = mk
+                if adam:
+                    vk = b2 * v[k] + (1.0 - b2) * gh * gh
+                    v[k] = vk
+                    tiny |= (vk > 0.0) & (vk < TINY)
+                    den = math.sqrt(vk / c2) + epss[k]
+                    u = (mk / c1) / den if den > 0.0 else 0.0
+                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
+                        lost = True
+                        u = 0.0
+                else:
+                    tiny |= (mk != 0.0) & (abs(mk) < TINY)
+                    u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
+                    if log_frame and mk == 0.0 and gt[k] != 0.0:
+                        lost = True
+                wn = w[k] - eta * u
+                moved |= wn != w[k]
+                w[k] = wn
+        if log_frame and lost:  # no memory left: exact moments (1−β1)g, (1−β2)g² in a frame at g
+            for k in range(d):
+                if gt[k] != 0.0 and ((adam and v[k] < LOST) or (not adam and m[k] == 0.0)):
+                    moved |= _reframe(adam, k, gt[k], L, w, m, v, s, eta, b1, b2, eps, c1, c2)
+                    diag[1] += 1
+            S = _refresh(s, q, epss, eps)
+        if nown > 0:  # memoryless state, coordinates in their own frame L_k (gt_k = 0 above: no step yet)
+            for k in range(d):
+                if own[k]:
+                    moved |= _reframe(adam, k, gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2)
+                    diag[1] += 1
+            S = _refresh(s, q, epss, eps)
+        if log_frame and tiny:  # post-step shift (rare): bring tiny moments back to O(1)
+            for k in range(d):
+                x = v[k] if adam else abs(m[k])
+                if 0.0 < x < TINY:
+                    r = -0.5 * math.log(x) if adam else -math.log(x)
+                    m[k] = _mul_exp(m[k], r)
+                    v[k] = _mul_exp(v[k], 2.0 * r)
+                    s[k] += r
+                    diag[1] += 1
+            S = _refresh(s, q, epss, eps)
+        _count_stall(diag, nonzero, moved)
+        return S
+
+    return _moment_step
+
+
+_moment_step_adam = _make_moment_step(True)
+_moment_step_signum = _make_moment_step(False)
 
 
 @nb.njit(inline="always", **JIT)
@@ -353,72 +368,81 @@ def _lazy_step_plain(g, rg, sg, a, w, m, v, r, eta, b1, b2, thr):
     return low, moved
 
 
-@nb.njit(**JIT)
-def _moment_chunk(adam, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss,
-                  log_frame, diag, with_plain):
-    """Adam (adam=True: u = m̂/(√v̂ + ε)) or Signum (u = sign m) in the log-frame; w, m, v, s in place.
-    Adam steps that pass the lazy frame test run _lazy_step; the others _moment_step."""
-    nb.literally(with_plain)  # compiled once per value: the other loop is not in the code at all
-    n, d = Z.shape
-    b = idx.shape[1]
-    rows = np.empty(b, dtype=np.int64)
-    lw = np.empty(b)
-    gt = np.empty(d)
-    nogsq = np.empty(0)
-    gown = np.empty(d)
-    Lk = np.empty(d)
-    own = np.zeros(d, dtype=np.bool_)
-    q = np.empty(d)
-    epss = np.empty(d)
-    rownz = np.empty(n, dtype=np.bool_)  # batch size 1: is g̃ = −z_i nonzero
-    for i in range(n):
-        rownz[i] = False
-        for k in range(d):
-            rownz[i] |= Z[i, k] != 0.0
-    S = _refresh(s, q, epss, eps)
-    memoryless = log_frame and b > 1 and ((adam and b2 == 0.0) or ((not adam) and b1 == 0.0))
-    cut = (CUT_SQ if adam else CUT) if memoryless else 0.0  # Adam squares g̃: its v̂ must stay normal
-    thr = 2.0 * TINY / b2 if (adam and log_frame and b2 > 0.0) else np.inf
-    lazy = adam and log_frame and _all_at_least(v, thr)
-    gt2, q2, epss2 = gt.reshape(1, d), q.reshape(1, d), epss.reshape(1, d)  # (1, d) views for _lazy_step
-    w2, m2, v2 = w.reshape(1, d), m.reshape(1, d), v.reshape(1, d)
-    unit = eps == 0.0 and not bias_corr
-    plain = unit and _all_at_least(-q, -1.0)
-    p = pos
-    for step in range(nsteps):
-        p = _fill_rows(idx, step, p, n, rows)
-        t = t0 + step
-        eta = lr * math.pow(t + 1.0, -decay)
-        c1 = 1.0 - b1 ** (t + 1.0) if bias_corr else 1.0
-        c2 = 1.0 - b2 ** (t + 1.0) if bias_corr else 1.0
-        nown = 0
-        if b == 1:
-            i = rows[0]
-            zw = 0.0
+def _make_moment_chunk(adam: bool, with_plain: bool):
+    """The chunk kernel of Adam (adam=True) or Signum, with the plain lazy loop or without (with_plain): both are the
+    closure's constants, so numba prunes the branches a variant cannot take before typing them (a run compiles
+    only its own variant; issue 21). Cached per variant (numba keys a closure's cache entries by its constants)."""
+
+    @nb.njit(**JIT)
+    def _moment_chunk(Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag):
+        """Adam (adam=True: u = m̂/(√v̂ + ε)) or Signum (u = sign m) in the log-frame; w, m, v, s in place.
+        Adam steps that pass the lazy frame test run _lazy_step; the others _moment_step."""
+        n, d = Z.shape
+        b = idx.shape[1]
+        rows = np.empty(b, dtype=np.int64)
+        lw = np.empty(b)
+        gt = np.empty(d)
+        nogsq = np.empty(0)
+        gown = np.empty(d)
+        Lk = np.empty(d)
+        own = np.zeros(d, dtype=np.bool_)
+        q = np.empty(d)
+        epss = np.empty(d)
+        rownz = np.empty(n, dtype=np.bool_)  # batch size 1: is g̃ = −z_i nonzero
+        for i in range(n):
+            rownz[i] = False
             for k in range(d):
-                zw += Z[i, k] * w[k]
-            L = _log_weight(zw, loss)
-            nonzero = rownz[i]
-            g2, rg, sg = Z, i, -1.0  # g̃ = −z_i, read from the data on the lazy path
-        else:
-            L, nonzero, nown = _batch_gradient(Z, rows, w, loss, lw, gt, nogsq, diag, cut, gown, Lk, own)
-            g2, rg, sg = gt2, 0, 1.0
-        if lazy and L + S <= 0.0:
-            if with_plain and plain:
-                low, moved = _lazy_step_plain(g2, rg, sg, math.exp(L + S), w2, m2, v2, 0, eta, b1, b2, thr)
-            else:
-                low, moved = _lazy_step(g2, rg, sg, math.exp(L + S), q2, epss2, w2, m2, v2, 0, eta, b1, b2, c1, c2,
-                                        thr)
-            lazy = not low
-            _count_stall(diag, nonzero, moved)
-        else:
+                rownz[i] |= Z[i, k] != 0.0
+        S = _refresh(s, q, epss, eps)
+        memoryless = log_frame and b > 1 and ((adam and b2 == 0.0) or ((not adam) and b1 == 0.0))
+        cut = (CUT_SQ if adam else CUT) if memoryless else 0.0  # Adam squares g̃: its v̂ must stay normal
+        thr = 2.0 * TINY / b2 if (adam and log_frame and b2 > 0.0) else np.inf
+        lazy = adam and log_frame and _all_at_least(v, thr)
+        gt2, q2, epss2 = gt.reshape(1, d), q.reshape(1, d), epss.reshape(1, d)  # (1, d) views for _lazy_step
+        w2, m2, v2 = w.reshape(1, d), m.reshape(1, d), v.reshape(1, d)
+        unit = eps == 0.0 and not bias_corr
+        plain = unit and _all_at_least(-q, -1.0)
+        p = pos
+        for step in range(nsteps):
+            p = _fill_rows(idx, step, p, n, rows)
+            t = t0 + step
+            eta = lr * math.pow(t + 1.0, -decay)
+            c1 = 1.0 - b1 ** (t + 1.0) if bias_corr else 1.0
+            c2 = 1.0 - b2 ** (t + 1.0) if bias_corr else 1.0
+            nown = 0
             if b == 1:
+                i = rows[0]
+                zw = 0.0
                 for k in range(d):
-                    gt[k] = -Z[rg, k]
-            S = _moment_step(adam, w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
-                             b1, b2, eps, log_frame, diag)
-            lazy = adam and log_frame and _all_at_least(v, thr)
-            plain = unit and _all_at_least(-q, -1.0)
+                    zw += Z[i, k] * w[k]
+                L = _log_weight(zw, loss)
+                nonzero = rownz[i]
+                g2, rg, sg = Z, i, -1.0  # g̃ = −z_i, read from the data on the lazy path
+            else:
+                L, nonzero, nown = _batch_gradient(Z, rows, w, loss, lw, gt, nogsq, diag, cut, gown, Lk, own)
+                g2, rg, sg = gt2, 0, 1.0
+            if lazy and L + S <= 0.0:
+                if with_plain and plain:
+                    low, moved = _lazy_step_plain(g2, rg, sg, math.exp(L + S), w2, m2, v2, 0, eta, b1, b2, thr)
+                else:
+                    low, moved = _lazy_step(g2, rg, sg, math.exp(L + S), q2, epss2, w2, m2, v2, 0, eta, b1, b2, c1, c2,
+                                            thr)
+                lazy = not low
+                _count_stall(diag, nonzero, moved)
+            else:
+                if b == 1:
+                    for k in range(d):
+                        gt[k] = -Z[rg, k]
+                if adam:
+                    S = _moment_step_adam(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
+                                          b1, b2, eps, log_frame, diag)
+                else:
+                    S = _moment_step_signum(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
+                                            b1, b2, eps, log_frame, diag)
+                lazy = adam and log_frame and _all_at_least(v, thr)
+                plain = unit and _all_at_least(-q, -1.0)
+
+    return _moment_chunk
 
 
 @nb.njit(inline="always", **JIT)
@@ -467,17 +491,24 @@ def _stateless_chunk(kind, Z, idx, pos, nsteps, w, t0, lr, decay, loss, diag):
         _count_stall(diag, nonzero, moved)
 
 
-@nb.njit(**JIT)
+# every variant is created (not compiled) at import, inside the engine's source-keyed cache folder (engine/__init__)
+adam_chunk = _make_moment_chunk(True, False)
+adam_plain_chunk = _make_moment_chunk(True, True)  # d ≥ PLAIN_MIN_D, ε = 0, no bias correction
+signum_chunk = _make_moment_chunk(False, False)
+
+
 def run_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame,
               diag):
     """Advance w (and state m, v, s) by nsteps steps starting at global step t0, in place. Samples:
-    idx[step] (shape (nsteps, b)), or cyclic from position pos when idx has 0 rows (shape (0, b))."""
-    if kind == ADAM or kind == SIGNUM:
-        if kind == ADAM and Z.shape[1] >= PLAIN_MIN_D and eps == 0.0 and not bias_corr:
-            _moment_chunk(True, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr,
-                          loss, log_frame, diag, True)
-        else:
-            _moment_chunk(kind == ADAM, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr,
-                          loss, log_frame, diag, False)
+    idx[step] (shape (nsteps, b)), or cyclic from position pos when idx has 0 rows (shape (0, b)).
+
+    Plain Python: the kernel family is chosen here, so a run compiles (or loads from the cache) only the
+    kernels of its own optimizer, not every branch of one all-kinds kernel (issue 21: a cold first run)."""
+    if kind == ADAM:
+        plain = Z.shape[1] >= PLAIN_MIN_D and eps == 0.0 and not bias_corr
+        (adam_plain_chunk if plain else adam_chunk)(Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps,
+                                                    bias_corr, loss, log_frame, diag)
+    elif kind == SIGNUM:
+        signum_chunk(Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag)
     else:
         _stateless_chunk(kind, Z, idx, pos, nsteps, w, t0, lr, decay, loss, diag)

@@ -137,8 +137,8 @@ def adam_lanes_chunk(Z3, idx3, pos, nsteps, W, M, V, Sf, t0, lr, decay, b1, b2, 
                 if b == 1:
                     for k in range(d):
                         gt[ln, k] = -Zf[rg, k]
-                S[ln] = K._moment_step(True, W[ln], M[ln], V[ln], Sf[ln], q[ln], epss[ln], S[ln], L, gt[ln], nonzero,
-                                       nown, gown, Lk, own, eta, c1, c2, b1[ln], b2[ln], eps[ln], True, diag[ln])
+                S[ln] = K._moment_step_adam(W[ln], M[ln], V[ln], Sf[ln], q[ln], epss[ln], S[ln], L, gt[ln], nonzero,
+                                            nown, gown, Lk, own, eta, c1, c2, b1[ln], b2[ln], eps[ln], True, diag[ln])
                 lazy[ln] = K._all_at_least(V[ln], thr[ln])
                 plain[ln] = unit[ln] and K._all_at_least(-q[ln], -1.0)
 

@@ -359,7 +359,8 @@ def _ns5_block(x, o, rows, cols, out):
 
 @nb.njit(**_JIT)
 def _step(kind, x, eta, blocks, lo, hi, th, dvec, diag):
-    """θ ← θ − η d on [lo, hi), d the direction of x: ℓ2-normalised (jointly), sign, polar or NS5 per block, or x."""
+    """θ ← θ − η d on [lo, hi), d the direction of x: ℓ2-normalised (jointly), sign, or x itself. The per-block
+    directions (polar, NS5) are _polar_step and _ns5_step, compiled only by a run that uses them."""
     if kind == D_SIGN:  # sign(x), with sign(0) = 0 and sign(nan) = nan as np.sign
         for k in range(lo, hi):
             xk = x[k]
@@ -375,19 +376,31 @@ def _step(kind, x, eta, blocks, lo, hi, th, dvec, diag):
         else:
             for k in range(lo, hi):
                 th[k] = th[k] - eta * (x[k] / nrm)
-    elif kind == D_NONE:
+    else:
         for k in range(lo, hi):
             th[k] = th[k] - eta * x[k]
-    else:
-        for b in range(blocks.shape[0]):
-            o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
-            if lo <= o < hi:
-                if kind == D_POLAR:
-                    _polar_block(x, o, rows, cols, dvec)
-                else:
-                    _ns5_block(x, o, rows, cols, dvec)
-        for k in range(lo, hi):
-            th[k] = th[k] - eta * dvec[k]
+
+
+@nb.njit(**_JIT)
+def _polar_step(x, eta, blocks, lo, hi, th, dvec):
+    """θ ← θ − η polar(x) on [lo, hi), block by block."""
+    for b in range(blocks.shape[0]):
+        o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
+        if lo <= o < hi:
+            _polar_block(x, o, rows, cols, dvec)
+    for k in range(lo, hi):
+        th[k] = th[k] - eta * dvec[k]
+
+
+@nb.njit(**_JIT)
+def _ns5_step(x, eta, blocks, lo, hi, th, dvec):
+    """θ ← θ − η NS5(x) on [lo, hi), block by block."""
+    for b in range(blocks.shape[0]):
+        o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
+        if lo <= o < hi:
+            _ns5_block(x, o, rows, cols, dvec)
+    for k in range(lo, hi):
+        th[k] = th[k] - eta * dvec[k]
 
 
 @nb.njit(**_JIT)
@@ -404,80 +417,114 @@ def adam_ratio(M, V, s_m, s_v, b1, b2, bc, eps, k, lo, hi, out, diag):
         out[j] = M[j] / den if den > 0.0 else 0.0
 
 
-@nb.njit(**_JIT)
+def _make_advance(model: int, polar: bool, ns5: bool):
+    """`advance` for one model and the per-block directions a run uses: model, polar and ns5 are the closure's
+    constants, so numba prunes the branches of the other models and directions before typing them and never
+    compiles them (issue 21: a cold first run compiles only what it needs). Cached per variant (numba keys a
+    closure's cache entries by its constants)."""
+
+    @nb.njit(**_JIT)
+    def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
+        """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place; group g owns the
+        contiguous slice granges[g] of θ.
+
+        Returns the number of steps taken: fewer than nsteps when θ became non-finite (divergence)."""
+        n = X.shape[0]
+        P = th.shape[0]
+        ng = gcfg.shape[0]
+        g = np.empty(P)
+        dvec = np.empty(P)
+        tmp = np.empty(P)
+        qv = np.empty(n)
+        lw = np.empty(n)
+        c = np.empty(n)
+        width = dims[1] if model == TWO_LAYER else 1
+        H = np.empty((n, width))
+        D = np.empty((n, width))
+        WT = np.empty((X.shape[1], width))
+        GT = np.empty((X.shape[1], width))
+        asz = 0
+        if model == CHAIN:
+            for k in range(1, dims.shape[0] - 1):
+                asz += dims[k]
+        elif model == DEEP:
+            for k in range(1, dims.shape[0]):
+                asz += dims[k]
+        A = np.empty((n, max(asz, 1)))
+        E = np.empty((n if model == DEEP else 1, max(asz, 1)))
+        hmax = 1
+        for k in range(dims.shape[0]):
+            hmax = max(hmax, dims[k])
+        delta = np.empty(hmax)
+        nd = np.empty(hmax)
+        for step in range(nsteps):
+            t = t0 + step + 1
+            if model == TWO_LAYER:
+                S, zeros = _two_layer_grad(X, y, th, dims[1], qpow, loss, H, D, WT, GT, qv, lw, c, g)
+            elif model == DEEP:
+                S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, qv, lw, c, g)
+            else:
+                S, zeros = _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g)
+            if zeros == n:
+                diag[DIAG_ALL_FLUSHED] += 1
+            first = t == 1
+            for grp in range(ng):
+                lo, hi = granges[grp, 0], granges[grp, 1]
+                mom = int(gcfg[grp, G_MOMENT])
+                kind = int(gcfg[grp, G_DIR])
+                b1 = gcfg[grp, G_B1]
+                eta = gcfg[grp, G_ETA] * float(t) ** (-gcfg[grp, G_P])
+                if mom == M_NONE:
+                    x = g
+                elif mom == M_EMA:
+                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
+                    sc[grp, 0] = s
+                    sc[grp, 2] = age
+                    if not nz:
+                        diag[DIAG_MOMENTUM_ZERO] += 1
+                    x = M
+                else:
+                    b2 = gcfg[grp, G_B2]
+                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
+                    sc[grp, 0] = s
+                    sc[grp, 2] = age
+                    s, age, nz = _mix(first, b2, V, sc[grp, 1], sc[grp, 3], 1.0 - b2, g, S, 2, lo, hi)
+                    sc[grp, 1] = s
+                    sc[grp, 3] = age
+                    adam_ratio(M, V, sc[grp, 0], sc[grp, 1], b1, b2, gcfg[grp, G_BC] != 0.0, gcfg[grp, G_EPS],
+                               float(t), lo, hi, tmp, diag)
+                    x = tmp
+                if polar and kind == D_POLAR:  # (polar, ns5: the closure's constants, pruned before typing)
+                    _polar_step(x, eta, blocks, lo, hi, th, dvec)
+                elif ns5 and kind == D_NS5:
+                    _ns5_step(x, eta, blocks, lo, hi, th, dvec)
+                else:
+                    _step(kind, x, eta, blocks, lo, hi, th, dvec, diag)
+            tot = 0.0
+            for k in range(P):
+                tot += th[k]
+            if not math.isfinite(tot):
+                return step + 1
+        return nsteps
+
+    return advance
+
+
+# every variant is created (not compiled) at import, inside the engine's source-keyed cache folder (engine/__init__)
+_ADVANCE = {(m, p, n5): _make_advance(m, p, n5) for m in (CHAIN, TWO_LAYER, DEEP) for p in (False, True)
+            for n5 in (False, True)}
+
+
+def advance_kernel(model: int, gcfg):
+    """The compiled `advance` for this model and the directions in gcfg's rows: a run compiles (or loads from
+    numba's cache) only its own model's gradient, and the polar and NS5 code only if one of its groups uses them."""
+    kinds = {int(k) for k in gcfg[:, G_DIR]}
+    return _ADVANCE[(int(model), D_POLAR in kinds, D_NS5 in kinds)]
+
+
 def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
-    """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place; group g owns the
-    contiguous slice granges[g] of θ.
+    """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place, with
+    advance_kernel(model, gcfg); group g owns the contiguous slice granges[g] of θ.
 
     Returns the number of steps taken: fewer than nsteps when θ became non-finite (divergence)."""
-    n = X.shape[0]
-    P = th.shape[0]
-    ng = gcfg.shape[0]
-    g = np.empty(P)
-    dvec = np.empty(P)
-    tmp = np.empty(P)
-    qv = np.empty(n)
-    lw = np.empty(n)
-    c = np.empty(n)
-    width = dims[1] if model == TWO_LAYER else 1
-    H = np.empty((n, width))
-    D = np.empty((n, width))
-    WT = np.empty((X.shape[1], width))
-    GT = np.empty((X.shape[1], width))
-    asz = 0
-    if model == CHAIN:
-        for k in range(1, dims.shape[0] - 1):
-            asz += dims[k]
-    elif model == DEEP:
-        for k in range(1, dims.shape[0]):
-            asz += dims[k]
-    A = np.empty((n, max(asz, 1)))
-    E = np.empty((n if model == DEEP else 1, max(asz, 1)))
-    hmax = 1
-    for k in range(dims.shape[0]):
-        hmax = max(hmax, dims[k])
-    delta = np.empty(hmax)
-    nd = np.empty(hmax)
-    for step in range(nsteps):
-        t = t0 + step + 1
-        if model == TWO_LAYER:
-            S, zeros = _two_layer_grad(X, y, th, dims[1], qpow, loss, H, D, WT, GT, qv, lw, c, g)
-        elif model == DEEP:
-            S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, qv, lw, c, g)
-        else:
-            S, zeros = _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g)
-        if zeros == n:
-            diag[DIAG_ALL_FLUSHED] += 1
-        first = t == 1
-        for grp in range(ng):
-            lo, hi = granges[grp, 0], granges[grp, 1]
-            mom = int(gcfg[grp, G_MOMENT])
-            kind = int(gcfg[grp, G_DIR])
-            b1 = gcfg[grp, G_B1]
-            eta = gcfg[grp, G_ETA] * float(t) ** (-gcfg[grp, G_P])
-            if mom == M_NONE:
-                _step(kind, g, eta, blocks, lo, hi, th, dvec, diag)
-            elif mom == M_EMA:
-                s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
-                sc[grp, 0] = s
-                sc[grp, 2] = age
-                if not nz:
-                    diag[DIAG_MOMENTUM_ZERO] += 1
-                _step(kind, M, eta, blocks, lo, hi, th, dvec, diag)
-            else:
-                b2 = gcfg[grp, G_B2]
-                s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
-                sc[grp, 0] = s
-                sc[grp, 2] = age
-                s, age, nz = _mix(first, b2, V, sc[grp, 1], sc[grp, 3], 1.0 - b2, g, S, 2, lo, hi)
-                sc[grp, 1] = s
-                sc[grp, 3] = age
-                adam_ratio(M, V, sc[grp, 0], sc[grp, 1], b1, b2, gcfg[grp, G_BC] != 0.0, gcfg[grp, G_EPS],
-                           float(t), lo, hi, tmp, diag)
-                _step(kind, tmp, eta, blocks, lo, hi, th, dvec, diag)
-        tot = 0.0
-        for k in range(P):
-            tot += th[k]
-        if not math.isfinite(tot):
-            return step + 1
-    return nsteps
+    return advance_kernel(model, gcfg)(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag)

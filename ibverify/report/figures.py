@@ -3,7 +3,9 @@
 One plot per group of series (see `svg.group_series`). Axes from `ticks.axis`: log where every series
 asks for it and the data allow ≥ 3 labelled ticks, else linear; missing (null) and, on log axes,
 non-positive values are not drawn (the line breaks there) and counted. Where one of the claim's
-tolerances bounds the plotted quantity it is drawn as a dashed line (`tolerance_lines`).
+tolerances bounds the plotted quantity it is drawn as a dashed line (`tolerance_lines`); a series whose name starts
+with `evidence.THRESHOLD` is a check's own threshold curve for the other series (e.g. the closest other geometry's
+residual ÷ the guard), drawn dashed in near black.
 
 Output is deterministic (fixed `svg.hashsalt` per figure, no dates, text kept as text in the SVG), so
 re-rendering the same results gives the same bytes. One matplotlib Figure is reused for all plots, and
@@ -25,6 +27,7 @@ from html import escape
 from importlib.metadata import version
 from pathlib import Path
 
+from ..evidence import THRESHOLD
 from .ticks import Axis, axis
 
 # (tolerance name, what its line is on the plot's y axis, words one of which the plot's y label, group or
@@ -34,7 +37,7 @@ TOLERANCE_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("cos_min", _ONE_MINUS, ("1 − cos",)),
     ("cos_gap", "value", ("1 − cos",)),
     ("r_min", _ONE_MINUS, ("|1 − r",)),
-    ("gap_max", "value", ("γ∞ − γ∞(w)",)),
+    ("gap_max", "value", ("γ∞ − γ∞(w)", "1 − γ/γ*")),
     ("margin_rel", "value", ("1 − γ/γ*",)),
     ("kkt_max", "value", ("kkt",)),
     ("kkt_tol", "value", ("kkt",)),
@@ -48,6 +51,7 @@ TOLERANCE_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 RC = {"pdf.fonttype": 3, "svg.fonttype": "none", "font.size": 9.0}
 PALETTE = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563")
 TOL_COLOR = "#b91c1c"
+THRESHOLD_COLOR = "#111827"  # a threshold curve (near black: the palette has reds)
 
 
 @dataclass
@@ -192,9 +196,11 @@ class FigureMaker:
             few = sum(len(r[0]) for _, runs, _ in drawn for r in runs) <= 40 * max(1, len(names))
             k = 0
             for s, runs, _ in drawn:
-                color = PALETTE[k % len(PALETTE)]
+                bound = s["name"].startswith(THRESHOLD)  # a check's threshold curve: dashed
+                color = THRESHOLD_COLOR if bound else PALETTE[k % len(PALETTE)]
                 for j, (xs, ys) in enumerate(runs):
-                    ax.plot(xs, ys, color=color, lw=1.6, marker="o" if few else None, ms=2.5,
+                    ax.plot(xs, ys, color=color, lw=1.2 if bound else 1.6, ls="--" if bound else "-",
+                            marker=None if bound or not few else "o", ms=2.5,
                             label=s["name"] if j == 0 else None, gid=f"s{k}" if j == 0 else None)
                 k += bool(runs)
             for label, v in tol:

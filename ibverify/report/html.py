@@ -13,6 +13,7 @@ are removed. To keep other claims' pages when re-running one claim, publish thro
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -53,8 +54,60 @@ def _num(v) -> str:
     if isinstance(v, bool) or v is None:
         return {True: "✓", False: "✗", None: "—"}[v]
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return number_text(v)
     return str(v) if isinstance(v, (int, str)) else _pretty(v)
+
+
+def number_text(v: float, digits: int = 6) -> str:
+    """v with `digits` significant digits, or more where those would print it as a whole number it is not (a cosine
+    0.99999996 reads 0.99999996, not 1; a ratio 1.9999999 not 2), so no value rounds out of its range."""
+    text = f"{v:.{digits}g}"
+    if not math.isfinite(v):
+        return text
+    while digits < 17 and float(text) != v and not any(ch in text for ch in ".en"):  # a whole number: "1", "40"
+        digits += 1
+        text = f"{v:.{digits}g}"
+    return text
+
+
+EXAMPLE_KEY = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<ex>[^\[\]]+)\]$")
+
+
+def figure_tables(figures: dict, series: list[dict] | None = None) -> tuple[dict, dict]:
+    """A claim's named figures split for its page: those of the claim as a whole (a key/value table), and the
+    per-example ones (keys `name[example]`, e.g. `residual[0]`) as one row per example and one column per name,
+    so that each example is listed once. Rows are labelled from the plots' groups ("example 0: signum (n=16,…)")
+    where there is one. Returns (whole, {"cols": [...], "rows": [{"example": label, name: value, ...}, ...]})."""
+    whole: dict = {}
+    rows: dict[str, dict] = {}
+    cols: list[str] = []
+    for k, v in (figures or {}).items():
+        m = EXAMPLE_KEY.match(k)
+        if not m:
+            whole[k] = v
+            continue
+        rows.setdefault(m["ex"], {})[m["name"]] = v
+        if m["name"] not in cols:
+            cols.append(m["name"])
+    labels = {}
+    for s in series or []:
+        found = re.match(r"^example (\S+?): (.*)$", s.get("group") or "")
+        if found:
+            labels.setdefault(found[1], found[2])
+    out = [{"example": ex + (f": {labels[ex]}" if ex in labels else ""), **vals} for ex, vals in rows.items()]
+    return whole, {"cols": cols, "rows": out}
+
+
+def detail_sections(details: str) -> list[dict]:
+    """A check's details as sections of a head and a list: parts joined with " || " (sub-checks) are sections,
+    and within each the " | "-separated parts after the first are its items (one per example, in the checks'
+    format "preamble | example 0: … | example 1: …")."""
+    out = []
+    for part in str(details or "").split(" || "):
+        head, *items = [x.strip() for x in part.split(" | ")]
+        if head or items:
+            out.append({"head": head, "items": [x for x in items if x]})
+    return out
 
 
 def _pretty(v) -> str:
@@ -157,8 +210,11 @@ def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = No
         cols += [k for k in r if k not in cols]
     run = {"check": c["check"], "check_hash": c["check_hash"], "tier": c["tier"], "seed": c["seed"],
            "runtime": _runtime(c["runtime_s"]), **({"run at": c["created"]} if c.get("created") else {})}
+    o = c["outcome"] or {}
+    whole, per_example = figure_tables(o.get("figures") or {}, o.get("series"))
     return environment().get_template("claim.html.j2").render(
-        c=c, names=names, plots=plots or [], table={"rows": rows, "cols": cols, "repeats": repeats}, run=run)
+        c=c, names=names, plots=plots or [], table={"rows": rows, "cols": cols, "repeats": repeats}, run=run,
+        whole_figures=whole, example_figures=per_example, details=detail_sections(o.get("details") or ""))
 
 
 def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tuple[list[PlotView], dict]:

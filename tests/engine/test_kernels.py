@@ -59,8 +59,8 @@ def test_plain_loop_specialization_is_bit_identical():
     for plain in (False, True):
         w, m, v, s = (np.zeros(Z.shape[1]) for _ in range(4))
         diag = np.zeros(K.N_DIAG, dtype=np.int64)
-        K._moment_chunk(True, Z, np.empty((0, 1), dtype=np.int64), 0, 3000, w, m, v, s, 0, 0.1, 0.5, 0.9, 0.999,
-                        0.0, False, K.LOGISTIC, True, diag, plain)
+        (K.adam_plain_chunk if plain else K.adam_chunk)(Z, np.empty((0, 1), dtype=np.int64), 0, 3000, w, m, v, s, 0,
+                                                        0.1, 0.5, 0.9, 0.999, 0.0, False, K.LOGISTIC, True, diag)
         outs.append((w, m, v, s, diag))
     for a, b in zip(*outs, strict=True):
         assert np.array_equal(a, b)
