@@ -164,12 +164,13 @@ class FigureMaker:
             log_x, log_y = xa.log, ya.log
         return xa, ya, drawn
 
-    def draw(self, series: list[dict], title: str, tolerances: dict | None = None, salt: str = "") -> Plot:
-        """Render one plot of `series` (with the tolerance lines that apply) to SVG, PDF and CSV."""
+    def draw(self, series: list[dict], title: str, tolerances: dict | None = None, salt: str = "",
+             pdf: bool = True) -> Plot:
+        """Render one plot of `series` (with the tolerance lines that apply) to SVG, CSV and (with `pdf`) PDF."""
         with self._mpl.rc_context({**RC, "svg.hashsalt": salt or "ibverify"}):
-            return self._draw(series, title, tolerances, salt)
+            return self._draw(series, title, tolerances, salt, pdf)
 
-    def _draw(self, series: list[dict], title: str, tolerances: dict | None, salt: str) -> Plot:
+    def _draw(self, series: list[dict], title: str, tolerances: dict | None, salt: str, pdf: bool = True) -> Plot:
         from matplotlib.ticker import NullLocator  # start-up time: matplotlib
 
         tol = tolerance_lines(tolerances or {}, series)
@@ -221,7 +222,8 @@ class FigureMaker:
                            frameon=False, fontsize=8, handlelength=2.2, borderaxespad=0)
         svg_buf, pdf_buf = io.StringIO(), io.BytesIO()
         fig.savefig(svg_buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-        fig.savefig(pdf_buf, format="pdf", metadata={"CreationDate": None, "Creator": None, "Producer": None})
+        if pdf:   # a third of a figure's cost: drawn for the published (full-tier) report only
+            fig.savefig(pdf_buf, format="pdf", metadata={"CreationDate": None, "Creator": None, "Producer": None})
         return Plot(title, _inline(svg_buf.getvalue(), title, salt), pdf_buf.getvalue(), figure_csv(series),
                     xa, ya, names, tol, skipped)
 
@@ -235,9 +237,10 @@ def _code_version() -> str:
     return h.hexdigest()
 
 
-def figure_key(series: list[dict], title: str, tolerances: dict, salt: str) -> str:
+def figure_key(series: list[dict], title: str, tolerances: dict, salt: str, pdf: bool = True) -> str:
     """A digest of everything a figure is drawn from: same key, same files."""
-    payload = json.dumps([series, title, tolerances, salt], sort_keys=True, default=str)
+    payload = json.dumps([series, title, tolerances, salt] + ([] if pdf else ["no pdf"]), sort_keys=True,
+                         default=str)
     return hashlib.sha256((payload + _code_version()).encode()).hexdigest()[:32]
 
 
@@ -247,15 +250,15 @@ def svg_file(p: Plot, key: str) -> str:
     return f'<?xml version="1.0" encoding="utf-8"?>\n{head}\n{p.svg}\n'
 
 
-def reuse(folder: Path, base: str, key: str, title: str) -> Plot | None:
-    """The plot already in `folder` as base.{svg,pdf,csv} if it was drawn from the same key, else None."""
+def reuse(folder: Path, base: str, key: str, title: str, pdf: bool = True) -> Plot | None:
+    """The plot already in `folder` as base.{svg,csv} (and .pdf with `pdf`) if it was drawn from the same key, else None."""
     try:
         svg = (folder / f"{base}.svg").read_text(encoding="utf-8")
         head, _, rest = svg.partition("-->\n")
         found = re.fullmatch(r'<\?xml[^>]*>\n<!-- ibverify-figure (\w+) skipped=(\d+) log=([01]) ', head)
         if not found or found.group(1) != key:
             return None
-        pdf = (folder / f"{base}.pdf").read_bytes()
+        pdf = (folder / f"{base}.pdf").read_bytes() if pdf else b""
         csv_text = (folder / f"{base}.csv").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None

@@ -1,4 +1,4 @@
-"""The HTML report: `index.html`, `claims/<id>.html` and `figures/<id>-<k>.{pdf,csv}`, from a results dict alone.
+"""The HTML report: `index.html`, `claims/<id>.html` and `figures/<id>-<k>.{svg,csv}` (and `.pdf` at the full tier), from a results dict alone.
 
 Pages come from the jinja2 templates in `templates/` (autoescaped); figures from matplotlib
 (`figures.py`): each plot is inline SVG in its claim page, with a PDF and a CSV of its data beside
@@ -218,20 +218,24 @@ def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = No
 
 
 def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tuple[list[PlotView], dict]:
-    """A claim's plots: the views for its page and the files figures/<stem>-<k>.{svg,pdf,csv}.
+    """A claim's plots: the views for its page and the files figures/<stem>-<k>.{svg,csv} (and .pdf at the full tier,
+    the published one: a PDF is a third of a figure's drawing cost).
 
     `draw(members, title, tolerances, salt)` makes a `figures.Plot`; a figure found in `previous`
     (the report folder) with the same `figures.figure_key` is reused instead."""
     views, files = [], {}
     tolerances = c.get("tolerances") or {}
+    pdf = c.get("tier") == "full"   # the published tier; smoke and fast reports link SVG and CSV
     for k, (title, members) in enumerate(group_series((c["outcome"] or {}).get("series") or []), start=1):
         salt, base = f"{stem}-{k}", f"{stem}-{k}"
-        key = figure_key(members, title, tolerances, salt)
-        p = (reuse(previous, base, key, title) if previous else None) or draw(members, title, tolerances, salt)
-        files.update({f"figures/{base}.svg": svg_file(p, key), f"figures/{base}.pdf": p.pdf,
-                      f"figures/{base}.csv": p.csv})
-        views.append(PlotView(f"fig-{k}", title, p.svg, f"../figures/{base}.svg", f"../figures/{base}.pdf",
-                              f"../figures/{base}.csv", p.skipped, bool(p.any_log)))
+        key = figure_key(members, title, tolerances, salt, pdf)
+        p = ((reuse(previous, base, key, title, pdf) if previous else None)
+             or draw(members, title, tolerances, salt, pdf))
+        files.update({f"figures/{base}.svg": svg_file(p, key), f"figures/{base}.csv": p.csv,
+                      **({f"figures/{base}.pdf": p.pdf} if pdf else {})})
+        views.append(PlotView(f"fig-{k}", title, p.svg, f"../figures/{base}.svg",
+                              f"../figures/{base}.pdf" if pdf else "", f"../figures/{base}.csv", p.skipped,
+                              bool(p.any_log)))
     return views, files
 
 

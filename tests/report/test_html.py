@@ -70,9 +70,12 @@ def test_every_claim_page_has_plot_reproduce_and_labels(report):
             members = [x for x in series if (x.get("group") or x["name"]) == group]
             drawable = [x for x in members if any(y is not None and y > 0 for y in x["y"])]
             assert len(series_ids(html, f"{page.stem}-{k}")) == len(drawable)
-            for ext in ("svg", "pdf", "csv"):
-                assert dom.find("a", href=f"../figures/{page.stem}-{k}.{ext}")
-                assert (index.parent / "figures" / f"{page.stem}-{k}.{ext}").stat().st_size > 0
+            for ext in ("svg", "pdf", "csv"):   # a PDF only for the published (full) tier
+                linked = bool(dom.find("a", href=f"../figures/{page.stem}-{k}.{ext}"))
+                written = (index.parent / "figures" / f"{page.stem}-{k}.{ext}").is_file()
+                assert linked == written == (ext != "pdf" or c["tier"] == "full")
+                if written:
+                    assert (index.parent / "figures" / f"{page.stem}-{k}.{ext}").stat().st_size > 0
         assert "<script>alert" not in html and "&lt;b&gt;not bold&lt;/b&gt;" in html  # statement escaped
     recon = (index.parent / "claims" / "baek.inc-adam-near-proxy.html").read_text()
     assert 'class="note reconstructed"' in recon and "Reconstructed claim" in recon
@@ -207,3 +210,19 @@ def test_rows_say_which_commit_ran_them_and_the_index_groups_them(results, tmp_p
     assert f"<code>{'b' * 12}</code> 2026-12-01" in html
     page = (index.parent / "claims" / f"{r['claims'][1]['id']}.html").read_text()
     assert f"commit <code>{'a' * 12}</code> with uncommitted changes" in page
+
+
+def test_pdfs_are_drawn_for_the_published_full_tier_only(tmp_path):
+    """A PDF is a third of a figure's drawing cost: smoke and fast reports link SVG and CSV, the full tier also PDF."""
+    res = copy.deepcopy(RESULTS)
+    with_series = [c for c in res["claims"] if (c["outcome"] or {}).get("series")][:2]
+    with_series[0]["tier"], with_series[1]["tier"] = "full", "fast"
+    res = small(res, *(c["id"] for c in with_series))
+    index = render_report(res, tmp_path / "r")
+    names = page_names(res["claims"])
+    for c, want in zip(with_series, (True, False), strict=True):
+        stem = names[c["id"]][: -len(".html")]
+        pdf = index.parent / "figures" / f"{stem}-1.pdf"
+        assert pdf.is_file() == want and (not want or pdf.read_bytes().startswith(b"%PDF"))
+        assert (index.parent / "figures" / f"{stem}-1.svg").is_file()
+        assert (f'href="../figures/{stem}-1.pdf"' in (index.parent / "claims" / names[c["id"]]).read_text()) == want
