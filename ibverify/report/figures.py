@@ -251,7 +251,7 @@ def svg_file(p: Plot, key: str) -> str:
 
 
 def reuse(folder: Path, base: str, key: str, title: str, pdf: bool = True) -> Plot | None:
-    """The plot already in `folder` as base.{svg,csv} (and .pdf with `pdf`) if it was drawn from the same key, else None."""
+    """The plot already in `folder` as base.{svg,csv} (and .pdf with `pdf`) if drawn from the same key, else None."""
     try:
         svg = (folder / f"{base}.svg").read_text(encoding="utf-8")
         head, _, rest = svg.partition("-->\n")

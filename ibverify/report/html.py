@@ -1,4 +1,5 @@
-"""The HTML report: `index.html`, `claims/<id>.html` and `figures/<id>-<k>.{svg,csv}` (and `.pdf` at the full tier), from a results dict alone.
+"""The HTML report: `index.html`, `claims/<id>.html` and `figures/<id>-<k>.{svg,csv}` (`.pdf` at the full tier),
+from a results dict alone.
 
 Pages come from the jinja2 templates in `templates/` (autoescaped); figures from matplotlib
 (`figures.py`): each plot is inline SVG in its claim page, with a PDF and a CSV of its data beside
