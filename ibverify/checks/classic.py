@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hypothesis import assume as hypothesis_assume
 from hypothesis import strategies as st
 
 from .. import IbverifyError
@@ -43,10 +44,11 @@ from ..engine import run
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..oracles import max_margin, normalized_margin
+from ..oracles.constrained import ball_logistic, box_logistic
 from ..strategies import linear as S
 from .per_sample import _size_kw
 from .prop import Example, run_property, sequential, step_progress
-from .rules import FLOOR, SUPPORTED, all_of, judge_gap, judge_invariant
+from .rules import FLOOR, SUPPORTED, all_of, judge_gap, judge_invariant, judge_separation
 
 
 def logistic_smoothness(Z: np.ndarray) -> float:
@@ -263,3 +265,88 @@ def adagrad_init(ctx: CheckContext) -> Outcome:
                 f"runs' directions {min(cosines):.4f}"),
         figures={f"spread_{g}": v for g, v in top.items()} | {"min_cos_between_runs": min(cosines)},
         series=series, table=rows, examples=len(rows))
+
+
+# ------------------------------------------------------------------ Xie & Li 2024: AdamW's limit point
+
+def box_vs_ball(Z: np.ndarray, R: float) -> float:
+    """‖w_box − w_ball‖ / ‖w_box‖ of the certified (BOX) and (BALL) optima at radius R (oracles.constrained)."""
+    b, c = box_logistic(Z, R), ball_logistic(Z, R)
+    return float(np.linalg.norm(b.w - c.w) / np.linalg.norm(b.w))
+
+
+def constrained_limit(ctx: CheckContext) -> Outcome:
+    """Xie & Li (ICML 2024): full-batch AdamW with weight decay λ, if it converges, converges to a KKT point of
+    min L(w) s.t. ‖w‖_∞ ≤ 1/λ; for a linear model with the logistic loss that problem is convex, so the point is its
+    certified optimum w_box (oracles.constrained.box_logistic). Each example runs AdamW (table row `adamw`, full batch)
+    on separable Gaussian data on which w_box and the ℓ2-ball optimum w_ball (same radius) differ by ≥ `box_ball_min`
+    (relative), and judges the relative distance ‖w_t − w*‖/‖w*‖ to the target w* (params.target: "box"; the control:
+    "ball") with rules.all_of over two halves: `distance`, rules.judge_gap (bound = tolerance dist_max, drop ≥
+    trend_drop over the last decade; a plateau at the largest horizon contradicts), and `separation`,
+    rules.judge_separation of the distance to the target against the distance to the other optimum (supported: the
+    ratio < 1 and falling while the distance falls; contradicted: the other optimum at least as close with the ratio not
+    falling over the window — the run approaches the rival, not the target). Extended ×10 up to `extensions` times while
+    inconclusive."""
+    p = ctx.params
+    lam = float(p["weight_decay"])
+    R = 1.0 / lam
+    target = p["target"]
+    if target not in ("box", "ball"):
+        raise IbverifyError(f"target must be 'box' or 'ball', got {target!r}")
+    bound, drop = ctx.tol("dist_max"), ctx.tol("trend_drop")
+
+    @st.composite
+    def data(draw):
+        cert = draw(S.data("gaussian", **_size_kw(p)))
+        hypothesis_assume(box_vs_ball(cert.dataset.Z, R) >= float(p["box_ball_min"]))
+        return cert
+
+    def evaluate(cert) -> Example:
+        Z = cert.dataset.Z
+        n, d = Z.shape
+        opts = {"box": box_logistic(Z, R), "ball": ball_logistic(Z, R)}
+        opt, rival = opts[target], {"box": "ball", "ball": "box"}[target]
+        spec = OptimizerSpec.from_params(p, batch_size=n).resolved(n)
+        desc = f"n={n} d={d} λ={lam:g} β1={spec.beta1:g} β2={spec.beta2:g} → {target} optimum"
+
+        def at(T: int, final: bool) -> Example:
+            r = run(Z, spec, T, checkpoints=int(p.get("checkpoints", 16)), progress=step_progress(ctx, desc))
+            x = r.checkpoints.astype(float)
+            dist = np.linalg.norm(r.ws - opt.w, axis=1) / np.linalg.norm(opt.w)
+            other = np.linalg.norm(r.ws - opts[rival].w, axis=1) / np.linalg.norm(opts[rival].w)
+            decades = float(p.get("decades", 2.0))
+            dec = all_of({"distance": judge_gap(x, dist, bound, decades=decades, min_drop=drop, final=final),
+                          "separation": judge_separation(x, dist, {rival: other.tolist()}, decades=decades,
+                                                         min_drop=drop, final=final, bound=bound)[0]})
+            return Example(True, {"distance": float(dist[-1]), "loss_gap": float(
+                               np.mean(np.logaddexp(0.0, -(Z @ r.ws[-1]))) - opt.loss),
+                               "linf_norm_times_lambda": float(np.max(np.abs(r.ws[-1])) * lam),
+                               "distance_to_rival": float(other[-1]),
+                               "crossing": dec.fit.crossing if dec.fit and dec.fit.crossing else float("nan")},
+                           {"distance": (x.tolist(), np.maximum(dist, 1e-18).tolist()),
+                            "rival": (x.tolist(), np.maximum(other, 1e-18).tolist())},
+                           "" if dec.word == SUPPORTED else dec.reason, desc,
+                           {"data": repr(cert), "steps": T, "certificate": opt.certificate}, decision=dec.word)
+
+        steps = int(p["steps"])
+        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)))
+
+    res = run_property(ctx, data(), evaluate)
+    exs = res.examples
+    counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
+    dists = [e.figures["distance"] for e in exs]
+    fig = (f"{counts}; ‖w_T − w_{target}‖/‖w_{target}‖ = " + ", ".join(f"{v:.3g}" for v in dists)
+           + f" (need ≤ {bound:g}, falling)")
+    if res.failing is not None:
+        fig = f"counterexample: {res.failing.reason} ({res.failing.description})"
+    table = [{"example": e.description, "decision": e.word, "horizon (steps)": e.inputs["steps"],
+              "distance": e.figures["distance"], "distance to the other optimum": e.figures["distance_to_rival"],
+              "L(w_T) − L(w*)": e.figures["loss_gap"],
+              "λ·‖w_T‖∞": e.figures["linf_norm_times_lambda"], "why not": e.reason} for e in exs]
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig,
+                   figures={"max_distance": max(dists), "min_distance": min(dists)},
+                   series=[Series(e.description, *e.curves[k], ylabel=lab, group=k) for e in exs[:12]
+                           for k, lab in (("distance", f"‖w − w_{target}‖/‖w_{target}‖"),
+                                          ("rival", "relative distance to the other optimum"))],
+                   table=table, examples=len(exs), details=res.failing.reason if res.failing else "",
+                   counterexample=(dict(res.failing.inputs, reason=res.failing.reason) if res.failing else None))
