@@ -16,7 +16,7 @@ each example is judged by three halves (rules.all_of), every one through rules.p
 The data are discriminating GR data (strategies.discriminating: ŵ2 is ≥ 10 % below γ∞ in ℓ∞ margin) drawn
 non-degenerate (strategies.nondegenerate: every non-support sample has relative slack θ ≥ slack_min, every support
 vector a dual ≥ dual_min × the largest), because ρ(t) approaches its limit like t^(−θ) (the non-support samples' terms
-in the theorem's proof) and may grow like log log t when a support vector has a zero dual (the degenerate case the
+in the theorem's proof) and need not stay bounded when a support vector has a zero dual (a degenerate case the
 theorem's "almost every dataset" leaves out). The step is η = u·2/β with u drawn in `lr_fraction` and
 β = λ_max(ZᵀZ)/(4N), the smoothness of the mean logistic loss; the horizon is `steps`/u, so every example covers the
 same η·t (the dynamics' own time: w(t) depends on η and t through η·t up to O(η) terms). An inconclusive example is

@@ -167,7 +167,7 @@ class Regularity:
 def regularity(Z: np.ndarray) -> Regularity:
     """How far Z is from the degenerate cases of the ℓ2 max-margin problem: the non-support samples' relative slack θ
     (GD's residual ρ(t) approaches its limit like t^(−θ)) and the smallest support-vector dual relative to the largest
-    (a zero dual on an active constraint is the degenerate case in which ρ(t) may grow like log log t)."""
+    (a zero dual on an active constraint: a degenerate case that Soudry et al.'s "almost every dataset" leaves out)."""
     ref = max_margin(Z, "l2")
     rel = Z @ ref.direction / ref.margin - 1.0
     sv = np.zeros(len(rel), bool)
