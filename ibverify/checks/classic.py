@@ -15,8 +15,9 @@ each example is judged by three halves (rules.all_of), every one through rules.p
              the largest horizon.
 The data are discriminating GR data (strategies.discriminating: ŵ2 is ≥ 10 % below γ∞ in ℓ∞ margin) drawn
 non-degenerate (strategies.nondegenerate: every non-support sample has relative slack θ ≥ slack_min, every support
-vector a dual ≥ dual_min × the largest), because ρ(t) approaches its limit like t^(−θ) (the non-support samples' terms
-in the theorem's proof) and need not stay bounded when a support vector has a zero dual (a degenerate case the
+vector a dual ≥ dual_min × the largest, and the residual's rate κ ≥ rate_min), because ρ(t) approaches its limit like
+t^(−θ) (the non-support samples' terms in the theorem's proof) and like t^(−κ) inside the support vectors' span
+(strategies.regularity), and need not stay bounded when a support vector has a zero dual (a degenerate case the
 theorem's "almost every dataset" leaves out). The step is η = u·2/β with u drawn in `lr_fraction` and
 β = λ_max(ZᵀZ)/(4N), the smoothness of the mean logistic loss; the horizon is `steps`/u, so every example covers the
 same η·t (the dynamics' own time: w(t) depends on η and t through η·t up to O(η) terms). An inconclusive example is
@@ -123,7 +124,7 @@ def log_rate(ctx: CheckContext) -> Outcome:
     tol = {k: ctx.tol(k) for h in halves for k in need.get(h, ())}
     tol["decades"] = float(p.get("decades", 2.0))
     data = S.nondegenerate(S.data(p.get("dataset", "gr"), discriminate=True, **_size_kw(p)),
-                           float(p["slack_min"]), float(p["dual_min"]))
+                           float(p["slack_min"]), float(p["dual_min"]), float(p.get("rate_min", 0.0)))
     if "beta2_range" in p:   # Adam: β2 drawn, β1 = v·min(β2, beta1_max)
         bet = st.tuples(st.floats(*p["beta2_range"]), st.floats(0.0, 1.0)).map(
             lambda b: (b[1] * min(b[0], float(p.get("beta1_max", 1.0))), b[0]))

@@ -85,6 +85,8 @@ def test_regularity_slack_and_duals_on_hand_built_data():
     r = S.regularity(Zh)
     assert r.slack == pytest.approx(1.0, abs=1e-6)
     assert r.dual == pytest.approx(1.0, abs=1e-6)          # symmetric support: equal duals
+    assert r.rate == pytest.approx(1.0, rel=1e-6)          # α = (½, ½): Σ α_i z_i z_iᵀ = I
+    assert S.regularity(3.0 * Zh).rate == pytest.approx(1.0, rel=1e-6)   # dimensionless
     # (1, 1) is ON the margin of ŵ2 = e2 (set by (0, 1) alone) but Zᵀλ ∝ e2 forces its dual to 0: the degenerate case
     Zd = np.array([[0.0, 1.0], [1.0, 1.0]])
     rd = S.regularity(Zd)
