@@ -6,6 +6,8 @@ within 3 % of γ∞ has cos ≤ 0.99 to ŵ2, so no run can pass an ℓ2 check an
 The optimizer runs and the gap to a target geometry is measured at log-spaced checkpoints:
     target l2:    gap = 1 − cos(w_t, ŵ2)                      close: cos ≥ cos_min at the horizon
     target linf:  gap = (γ∞ − min_i z_i·w_t/‖w_t‖_∞) / γ∞     close: gap ≤ gap_max at the horizon
+    target l1:    gap = (γ1 − min_i z_i·w_t/‖w_t‖_1) / γ1      close: gap ≤ gap_max (data: strategies.discriminating_l1
+                  with params discriminate = "l1", so that ŵ2 is ≥ 10 % short of γ1)
 and the trend half (rules.py, one implementation; fits over ≥ 3 checkpoints spanning ≥ 2 decades) too. Each
 example is three-valued (decide_direction):
     criterion "falling"   (default) rules.judge_gap(gap, bound, min_drop = tolerance trend_drop): supported when
@@ -60,7 +62,10 @@ def beta2_strategy(lo: float, hi: float, scale: str = "linear"):
 def _strategy(p: dict, direction: bool = True):
     # every direction claim runs on discriminating data; the one exception is a control of the trend
     # half (dataset gr-orthogonal), whose point is data where the wrong limit is within tolerance
-    data = S.data(p["dataset"], discriminate=direction and p["dataset"] != "gr-orthogonal", **_size_kw(p))
+    if p.get("discriminate") == "l1":   # ℓ1 claims: data on which ŵ2 is measurably short of γ1 (strategies)
+        data = S.discriminating_l1(S.data(p["dataset"], **_size_kw(p)))
+    else:
+        data = S.data(p["dataset"], discriminate=direction and p["dataset"] != "gr-orthogonal", **_size_kw(p))
     if "beta1" in p:
         bet = st.just((p["beta1"], p.get("beta2", p["beta1"])))
     elif "beta_range" in p:  # Signum: one momentum β (stored as β1)
@@ -78,6 +83,8 @@ def _size_kw(p: dict) -> dict:
         kw["n"] = st.integers(*p["n"])
     if "d" in p:
         kw["d"] = st.integers(*p["d"])
+    if "extra_dims" in p:   # gaussian data: d = n + extra
+        kw["extra_dims"] = st.integers(*p["extra_dims"])
     return kw
 
 
@@ -94,8 +101,8 @@ def gap_series(Z: np.ndarray, ws: np.ndarray, target: str) -> tuple[np.ndarray, 
     if target == "l2":
         cos = ws @ ref.direction / np.maximum(np.linalg.norm(ws, axis=1), 1e-300)
         return 1.0 - cos, {"gamma_l2": ref.margin}
-    m = np.array([normalized_margin(Z, w, "linf") for w in ws])
-    return (ref.margin - m) / ref.margin, {"gamma_linf": ref.margin}
+    m = np.array([normalized_margin(Z, w, target) for w in ws])   # ℓ∞ / ℓ1: by margin (maximizers non-unique)
+    return (ref.margin - m) / ref.margin, {f"gamma_{target}": ref.margin}
 
 
 def direction_converges(ctx: CheckContext) -> Outcome:
@@ -190,7 +197,8 @@ def _outcome(res, target: str, need: float) -> Outcome:
     exs = res.examples
     counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
     finals = np.array([e.figures["final_gap"] for e in exs])
-    label = "1 − cos(w, ŵ2)" if target == "l2" else "(γ∞ − γ∞(w))/γ∞"
+    sub = {"linf": "∞", "l1": "1"}.get(target, "2")
+    label = "1 − cos(w, ŵ2)" if target == "l2" else f"(γ{sub} − γ{sub}(w))/γ{sub}"
     series = [Series(f"{e.description}", *e.curves["gap"], ylabel=label, group="gap") for e in exs[:12]]
     series += [Series(f"{e.description}", *e.curves["K"], ylabel="K = (1 − cos)·‖w‖²", group="invariant K")
                for e in exs[:12] if "K" in e.curves]
@@ -199,8 +207,8 @@ def _outcome(res, target: str, need: float) -> Outcome:
         fig = f"min cos(w, ŵ2) = {1 - finals.max():.6f} over {len(exs)} datasets ({counts}; need ≥ {need})"
         figures = {"min_cos_l2": 1 - finals.max(), "max_gap": finals.max()}
     else:
-        fig = f"max ℓ∞ margin gap = {finals.max():.3%} over {len(exs)} datasets ({counts}; need ≤ {need:.0%})"
-        figures = {"max_linf_gap": finals.max(), "min_linf_gap": finals.min()}
+        fig = f"max ℓ{sub} margin gap = {finals.max():.3%} over {len(exs)} datasets ({counts}; need ≤ {need:.0%})"
+        figures = {f"max_{target}_gap": finals.max(), f"min_{target}_gap": finals.min()}
     if res.failing is not None:
         f = res.failing
         fig = f"counterexample: {f.reason} ({f.description})"

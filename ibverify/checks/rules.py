@@ -31,6 +31,8 @@ Three-valued decisions of an asymptotic statement at a finite horizon (one examp
                                        a gap that must tend to 0 like 1/scale (scale → ∞, e.g. ‖w‖∞): judge_gap
                                        on the gap and judge_invariant on gap·scale; SUPPORTED needs both (and the
                                        scale growing), either contradiction CONTRADICTS at `final`
+    all_of(decisions)                  several halves of one claim on one example: SUPPORTED when every half supports,
+                                       CONTRADICTED when any half contradicts, else INCONCLUSIVE (reasons joined)
     tally(decisions, min_supported)    claim level: holds needs ≥ min_supported SUPPORTED and no
                                        CONTRADICTED; does not hold needs a CONTRADICTED; else inconclusive
 All fits use ≥ 3 points over ≥ `decades` decades (never two points).
@@ -306,6 +308,18 @@ def judge_rate_invariant(x, gap, scale, bound: float, *, rise: float = 2.0, deca
     if CONTRADICTED in (gd.word, inv.word):
         return Decision(CONTRADICTED if final else INCONCLUSIVE, text + ("" if final else ", to be extended"), gd.fit)
     return Decision(INCONCLUSIVE, text, gd.fit)
+
+
+def all_of(decisions: dict[str, Decision]) -> Decision:
+    """The halves of one example's rule, by name: SUPPORTED only when every half supports, CONTRADICTED when any half
+    contradicts, INCONCLUSIVE otherwise; the reason names each half's word and reason, the fit is the first half's."""
+    if not decisions:
+        raise ValueError("all_of needs at least one decision")
+    words = [d.word for d in decisions.values()]
+    text = "; ".join(f"{k}: {d.word} ({d.reason})" for k, d in decisions.items())
+    word = (CONTRADICTED if CONTRADICTED in words else SUPPORTED if all(w == SUPPORTED for w in words)
+            else INCONCLUSIVE)
+    return Decision(word, text, next(iter(decisions.values())).fit)
 
 
 def tally(words, min_supported: int) -> tuple[bool | None, str]:

@@ -154,3 +154,63 @@ def data(kind: str, discriminate: bool = False, **kw):
     base = {"gr": gr_data, "gaussian": gaussian_data, "shifted-diagonal": shifted_diagonal_data,
             "gr-orthogonal": gr_orthogonal_data}[kind](**kw)
     return discriminating(base) if discriminate else base
+
+
+# ---- non-degenerate max-margin problems (Soudry et al. 2018's "almost every dataset")
+
+@dataclass(frozen=True)
+class Regularity:
+    slack: float   # θ = min over non-support samples of z_i·ŵ2/γ2 − 1 (inf when every sample is a support vector)
+    dual: float    # min over support vectors of λ_i / max_j λ_j (0: a support vector with zero dual: degenerate)
+    rate: float    # κ = smallest nonzero eigenvalue of Σ_sv α_i z_i z_iᵀ (α the SVM duals, ŵ = Σ α_i z_i): GD's
+    #                residual approaches its limit like t^(−κ) inside the support vectors' span (Z → cZ keeps it)
+
+
+def regularity(Z: np.ndarray) -> Regularity:
+    """How far Z is from the degenerate cases of the ℓ2 max-margin problem: the non-support samples' relative slack θ
+    (GD's residual ρ(t) approaches its limit like t^(−θ)) and the smallest support-vector dual relative to the largest
+    (a zero dual on an active constraint: a degenerate case that Soudry et al.'s "almost every dataset" leaves out), and
+    the rate κ of the residual inside the support vectors' span: linearizing the proof's residual equation
+    dr/d(ln t) = Σ_sv z_i (e^(−z_i·r) − α_i) at its fixed point gives dδ/d(ln t) = −(Σ_sv α_i z_i z_iᵀ) δ."""
+    ref = max_margin(Z, "l2")
+    rel = Z @ ref.direction / ref.margin - 1.0
+    sv = np.zeros(len(rel), bool)
+    sv[ref.support] = True
+    sv |= rel <= 1e-5   # on the margin to the oracle's accuracy (Clarabel leaves ~1e-6 on a degenerate constraint)
+    slack = float(rel[~sv].min()) if (~sv).any() else float("inf")
+    lam = ref.duals / ref.duals.max()
+    alpha = ref.duals / ref.margin                      # ŵ = ŵ2/γ2 = Zᵀα (the duals of the norm form, rescaled)
+    ev = np.linalg.eigvalsh((Z[sv].T * alpha[sv]) @ Z[sv])
+    nz = ev[ev > 1e-9 * max(float(ev.max()), 1e-300)]
+    return Regularity(slack, float(lam[sv].min()), float(nz.min()) if nz.size else 0.0)
+
+
+@st.composite
+def nondegenerate(draw, inner, slack_min: float, dual_min: float, rate_min: float = 0.0):
+    """Data from `inner` whose ℓ2 max-margin problem is non-degenerate with room to spare: every non-support sample
+    has relative slack ≥ slack_min, every support vector a dual ≥ dual_min × the largest one, and the residual's rate
+    κ ≥ rate_min (`regularity`)."""
+    cert = draw(inner)
+    r = regularity(cert.dataset.Z)
+    assume(r.slack >= slack_min and r.dual >= dual_min and r.rate >= rate_min)
+    return cert
+
+
+# ---- discrimination for ℓ1 claims: ŵ2 (and so GD's limit) measurably short of the ℓ1 max margin
+
+L1_GAP_MIN = 0.1
+
+
+def l1_gap_of_l2(Z: np.ndarray) -> float:
+    """(γ1 − γ1(ŵ2)) / γ1: how far the ℓ2 max-margin direction is from the ℓ1 max margin, by ℓ1 margin."""
+    l1, l2 = max_margin(Z, "l1"), max_margin(Z, "l2")
+    return float((l1.margin - normalized_margin(Z, l2.direction, "l1")) / l1.margin)
+
+
+@st.composite
+def discriminating_l1(draw, inner, gap_min: float = L1_GAP_MIN):
+    """Data from `inner` on which ŵ2 is ≥ gap_min below γ1 in ℓ1 margin (an ℓ1 check with gap_max < gap_min rejects
+    ŵ2)."""
+    cert = draw(inner)
+    assume(l1_gap_of_l2(cert.dataset.Z) >= gap_min)
+    return cert

@@ -227,3 +227,18 @@ def test_rate_invariant_floor_decides_a_jittery_gap_below_it():
     assert judge_rate_invariant(XS, gap, SQRT_T, 0.03).word == INCONCLUSIVE
     d = judge_rate_invariant(XS, gap, SQRT_T, 0.03, floor=1e-5)
     assert d.word == SUPPORTED and d.reason.startswith("reached")
+
+
+def test_all_of_supports_only_when_every_half_supports_and_any_contradiction_decides():
+    from ibverify.checks.rules import Decision, all_of
+
+    s, c, i = Decision(SUPPORTED, "s"), Decision(CONTRADICTED, "c"), Decision(INCONCLUSIVE, "i")
+    assert all_of({"a": s, "b": s}).word == SUPPORTED
+    assert all_of({"a": s, "b": i}).word == INCONCLUSIVE           # one half not yet: not supported
+    assert all_of({"a": i, "b": c}).word == CONTRADICTED           # any half contradicting decides
+    assert all_of({"a": s, "b": c}).word == CONTRADICTED
+    assert all_of({"a": s, "b": Decision(SET_ASIDE, "x")}).word == INCONCLUSIVE
+    d = all_of({"K": s, "slope": i})
+    assert "K: supported (s)" in d.reason and "slope: inconclusive (i)" in d.reason
+    with pytest.raises(ValueError):
+        all_of({})
