@@ -12,7 +12,7 @@ import time
 
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, names
-from .output import dump
+from .output import dump, nonneg_int
 
 TIER_NOTE = ("smoke: 1e5 steps on every model; fast (default): linear 1e6, matrix 1e5, two-layer 3e5 steps, an "
              "undecided dataset extended ×10 once")
@@ -38,8 +38,8 @@ def add_bias_parser(sub) -> None:
                        formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100))
     b.add_argument("--optimizer", required=True, metavar="NAME", help="one of: " + ", ".join(names()))
     b.add_argument("--tier", choices=("smoke", "fast"), default="fast", help=TIER_NOTE)
-    b.add_argument("--seed", type=_nonneg("--seed"), default=0, help="seed of the generated datasets (default 0)")
-    b.add_argument("--datasets", type=_nonneg("--datasets"), default=3, metavar="K",
+    b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
+    b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
                    help="generated datasets per model (default 3)")
     b.add_argument("--model", action="append", choices=("linear", "matrix", "two-layer"), default=None,
                    help="only this model (repeatable; default: every model the optimizer's row supports)")
@@ -61,18 +61,6 @@ def add_bias_parser(sub) -> None:
     b.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     b.set_defaults(func=cmd_bias)
-
-
-def _nonneg(flag: str):
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise IbverifyError(f"{flag} must be a non-negative integer, got {text!r}") from None
-        if v < 0:
-            raise IbverifyError(f"{flag} must be a non-negative integer, got {v}")
-        return v
-    return parse
 
 
 def _knobs(args) -> dict:

@@ -89,3 +89,16 @@ def kernel_note(seconds: float, compiled: int, engine: str) -> str:
     if engine == "compiled":
         return f"+ {seconds:.2f} s loading the compiled kernels"
     return f"+ {seconds:.2f} s for a first one-step call"
+
+
+def nonneg_int(flag: str):
+    """An argparse type: a non-negative integer, its error naming the option."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise IbverifyError(f"{flag} must be a non-negative integer, got {text!r}") from None
+        if v < 0:
+            raise IbverifyError(f"{flag} must be a non-negative integer, got {v}")
+        return v
+    return parse

@@ -14,7 +14,7 @@ import textwrap
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
-from .output import (add_intercept_option, data_json, dump, first_call, kernel_note, load_data, say,
+from .output import (add_intercept_option, nonneg_int, data_json, dump, first_call, kernel_note, load_data, say,
                      spec_from_args)
 
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
@@ -59,7 +59,7 @@ def add_train_parser(sub, parser_class) -> None:
     k.add_argument("--lr-matrix", "--eta-m", type=float, default=None, help=KNOBS["lr_matrix"] + " (default 0.1)")
     k.add_argument("--lr-vector", "--eta-a", type=float, default=None, help=KNOBS["lr_vector"] + " (default 0.1)")
     t.add_argument("--loss", choices=("logistic", "exponential"), default=None, help="loss (default logistic)")
-    t.add_argument("--seed", type=_seed, default=None,
+    t.add_argument("--seed", type=nonneg_int("--seed"), default=None,
                    help="seed of the sample order, and of θ0 and generated data with --model (default 0)")
     t.add_argument("--engine", choices=("compiled", "reference", "mpmath"), default=None,
                    help="compiled (numba, log frame; the default where the optimizer has a kernel, else reference), "
@@ -86,16 +86,6 @@ def add_train_parser(sub, parser_class) -> None:
     t.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     t.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no 'loaded' line")
     t.set_defaults(func=cmd_train)
-
-
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise IbverifyError(f"--seed must be a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise IbverifyError(f"--seed must be a non-negative integer, got {v}")
-    return v
 
 
 class _Raw(argparse.RawDescriptionHelpFormatter):

@@ -333,13 +333,12 @@ def test_local_kkt_finds_the_unique_l2_max_margin_of_a_linear_model_and_certifie
     assert u @ v > 1 - 1e-8 and K.margin == pytest.approx(G.L2().margin(m, opt, d.X, d.y), rel=1e-6)
 
 
-@pytest.mark.parametrize("geom", ["l2", "linf"])
-def test_local_kkt_on_a_network_is_certified_and_improves_the_margin(geom):
+def separated_start():
+    """A small two-layer net and teacher data, and a θ that separates them (normalized GD on the hinge part)."""
     d = datasets.teacher_two_layer(12, 3, seed=2)
     m = models.TwoLayer(3, 4)
-    g = G.get(geom)
     th = m.init(np.random.default_rng(3), 1.0)
-    for _ in range(4000):                       # a few normalized GD steps until the data are separated
+    for _ in range(4000):
         q = d.y * m.outputs(th, d.X)
         if q.min() > 0:
             break
@@ -347,6 +346,13 @@ def test_local_kkt_on_a_network_is_certified_and_improves_the_margin(geom):
         nrm = np.sqrt(sum(np.sum(v * v) for v in grad.values()))
         th = {k: th[k] - 0.05 * grad[k] / nrm for k in th}
     assert np.min(d.y * m.outputs(th, d.X)) > 0
+    return d, m, th
+
+
+@pytest.mark.parametrize("geom", ["l2", "linf"])
+def test_local_kkt_on_a_network_is_certified_and_improves_the_margin(geom):
+    d, m, th = separated_start()
+    g = G.get(geom)
     K = kkt.local_kkt(g, m, th, d.X, d.y)
     assert K.certified(1e-4) and kkt.fenchel_residual(g, m, K.theta, d.X, d.y) <= 1e-4
     assert K.margin >= g.margin(m, th, d.X, d.y) * (1 - 1e-9)
@@ -354,16 +360,7 @@ def test_local_kkt_on_a_network_is_certified_and_improves_the_margin(geom):
 
 
 def test_approach_evidence_falls_along_a_path_into_a_kkt_point_and_not_along_a_fixed_direction():
-    d = datasets.teacher_two_layer(12, 3, seed=2)
-    m = models.TwoLayer(3, 4)
-    th0 = m.init(np.random.default_rng(3), 1.0)
-    for _ in range(4000):
-        q = d.y * m.outputs(th0, d.X)
-        if q.min() > 0:
-            break
-        grad = m.vjp(th0, d.X, -d.y * (q < 0.5))
-        nrm = np.sqrt(sum(np.sum(v * v) for v in grad.values()))
-        th0 = {k: th0[k] - 0.05 * grad[k] / nrm for k in th0}
+    d, m, th0 = separated_start()
     K = kkt.local_kkt(G.L2(), m, th0, d.X, d.y)
 
     class Run:
