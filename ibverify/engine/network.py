@@ -281,7 +281,7 @@ def _maxabs(x, lo, hi):
 def _mix(first, wa, M, sc_s, sc_age, wb, g, S, power, lo, hi):
     """M ← wa e^{s−s'} M + wb e^{S·power − s'} g^power on [lo, hi) in place (s' = max(s, S·power)); renormalised
     to max|M| = 1 on the first step and every RENORM_EVERY steps. Returns (new s, new age, M ≠ 0)."""
-    sb = power * S
+    sb = power * S  # (power: 1.0 or 2.0, a float so that both share one compiled specialization)
     if first:
         for k in range(lo, hi):
             gk = g[k] if power == 1 else g[k] * g[k]
@@ -316,20 +316,6 @@ def _renorm(M, s, lo, hi):
     for k in range(lo, hi):
         M[k] = M[k] / z
     return s + math.log(z)
-
-
-@nb.njit(**_JIT)
-def _polar_block(x, o, rows, cols, out):
-    """out[o:o+rows·cols] = polar factor of the rows×cols block x[o:...] (exact: Jacobi, or M/‖M‖ for a vector)."""
-    if rows == 1 or cols == 1:
-        ss = 0.0
-        for k in range(o, o + rows * cols):
-            ss += x[k] * x[k]
-        nrm = math.sqrt(ss)
-        for k in range(o, o + rows * cols):
-            out[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
-        return
-    polar_block(x, o, rows, cols, out, POLAR_RTOL)
 
 
 @nb.njit(**_JIT)
@@ -383,11 +369,22 @@ def _step(kind, x, eta, blocks, lo, hi, th, dvec, diag):
 
 @nb.njit(**_JIT)
 def _polar_step(x, eta, blocks, lo, hi, th, dvec):
-    """θ ← θ − η polar(x) on [lo, hi), block by block."""
+    """θ ← θ − η polar(x) on [lo, hi), block by block: the exact polar factor (Jacobi, engine.polar), or M/‖M‖ for a
+    block with one row or one column. (One kernel with the block loop: a separate per-block wrapper cost a cold
+    first run about a second of compiling.)"""
     for b in range(blocks.shape[0]):
         o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
-        if lo <= o < hi:
-            _polar_block(x, o, rows, cols, dvec)
+        if not lo <= o < hi:
+            continue
+        if rows == 1 or cols == 1:
+            ss = 0.0
+            for k in range(o, o + rows * cols):
+                ss += x[k] * x[k]
+            nrm = math.sqrt(ss)
+            for k in range(o, o + rows * cols):
+                dvec[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
+        else:
+            polar_block(x, o, rows, cols, dvec, POLAR_RTOL)
     for k in range(lo, hi):
         th[k] = th[k] - eta * dvec[k]
 
@@ -477,7 +474,7 @@ def _make_advance(model: int, polar: bool, ns5: bool):
                 if mom == M_NONE:
                     x = g
                 elif mom == M_EMA:
-                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
+                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1.0, lo, hi)
                     sc[grp, 0] = s
                     sc[grp, 2] = age
                     if not nz:
@@ -485,10 +482,10 @@ def _make_advance(model: int, polar: bool, ns5: bool):
                     x = M
                 else:
                     b2 = gcfg[grp, G_B2]
-                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
+                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1.0, lo, hi)
                     sc[grp, 0] = s
                     sc[grp, 2] = age
-                    s, age, nz = _mix(first, b2, V, sc[grp, 1], sc[grp, 3], 1.0 - b2, g, S, 2, lo, hi)
+                    s, age, nz = _mix(first, b2, V, sc[grp, 1], sc[grp, 3], 1.0 - b2, g, S, 2.0, lo, hi)
                     sc[grp, 1] = s
                     sc[grp, 3] = age
                     adam_ratio(M, V, sc[grp, 0], sc[grp, 1], b1, b2, gcfg[grp, G_BC] != 0.0, gcfg[grp, G_EPS],
