@@ -22,7 +22,8 @@ def dispatchers() -> dict:
 
     named = [(f"kernels.moment_chunk[adam={a},plain={p},single={one}]", f)
              for (a, p, one), f in kernels.MOMENT_CHUNKS.items()]
-    named += [(f"network.advance[model={m},polar={p},ns5={n5}]", f) for (m, p, n5), f in network._ADVANCE.items()]
+    named += [(f"network.advance[model={m},polar={p},ns5={n5},vec={v},adam={a}]", f)
+              for (m, p, n5, v, a), f in network._ADVANCE.items()]
     for mod in (kernels, lanes, network, polar):
         short = mod.__name__.rsplit(".", 1)[-1]
         named += [(f"{short}.{name}", f) for name, f in vars(mod).items()

@@ -80,17 +80,19 @@ def test_a_gradient_descent_run_reaches_only_the_stateless_kernel(tmp_path):
 def test_a_two_layer_adam_run_compiles_neither_other_models_nor_matrix_directions(tmp_path):
     got = _child({"model": "two-layer", "optimizer": "adam"}, tmp_path)
     advances = [k for k in got["after"] if k.startswith("network.advance[")]
-    assert advances == ["network.advance[model=1,polar=False,ns5=False]"]   # TWO_LAYER = 1
+    assert advances == ["network.advance[model=1,polar=False,ns5=False,vec=True,adam=True]"]   # TWO_LAYER = 1
     for other in ("network._chain_grad", "network._deep_grad", "network._polar_step", "network._ns5_step",
-                  "network._ns5_block", "polar.polar_block", "kernels.adam_chunk"):
+                  "network._ns5_block", "polar.polar_block"):
         assert other not in got["after"]
+    assert not [k for k in got["after"] if k.startswith(CHUNK)]   # nor any linear-model kernel
 
 
 def test_a_muon_run_reaches_the_polar_variant(tmp_path):
     got = _child({"model": "two-layer", "optimizer": "muon"}, tmp_path)
     advances = [k for k in got["after"] if k.startswith("network.advance[")]
-    assert advances == ["network.advance[model=1,polar=True,ns5=False]"]
-    assert "network._ns5_step" not in got["after"] and "network._deep_grad" not in got["after"]
+    assert advances == ["network.advance[model=1,polar=True,ns5=False,vec=False,adam=False]"]
+    for other in ("network._ns5_step", "network._deep_grad", "network._step", "network.adam_ratio"):
+        assert other not in got["after"]
 
 
 def test_train_says_whether_it_compiled_or_loaded_the_kernels(tmp_path):
