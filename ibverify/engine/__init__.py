@@ -17,17 +17,22 @@ with source_keyed_cache():  # every jitted module is imported here, so its kerne
 
 
 def dispatchers() -> dict:
-    """Every jitted kernel of the engine by name: the modules' functions and the closure variants."""
+    """Every jitted kernel of the engine by name, each once: the closure variants, then the modules' functions."""
     from numba.core.registry import CPUDispatcher
 
-    out = {}
+    named = [(f"kernels.moment_chunk[adam={a},plain={p},single={one}]", f)
+             for (a, p, one), f in kernels.MOMENT_CHUNKS.items()]
+    named += [(f"network.advance[model={m},polar={p},ns5={n5},vec={v},adam={a}]", f)
+              for (m, p, n5, v, a), f in network._ADVANCE.items()]
     for mod in (kernels, lanes, network, polar):
         short = mod.__name__.rsplit(".", 1)[-1]
-        for name, f in vars(mod).items():
-            if isinstance(f, CPUDispatcher) and f.py_func.__module__ == mod.__name__:
-                out[f"{short}.{name}"] = f
-    for (model, pol, ns5), f in network._ADVANCE.items():
-        out[f"network.advance[model={model},polar={pol},ns5={ns5}]"] = f
+        named += [(f"{short}.{name}", f) for name, f in vars(mod).items()
+                  if isinstance(f, CPUDispatcher) and f.py_func.__module__ == mod.__name__]
+    out, seen = {}, set()
+    for name, f in named:
+        if id(f) not in seen:   # (module-level aliases of a variant, e.g. kernels.adam_chunk, are listed once)
+            seen.add(id(f))
+            out[name] = f
     return out
 
 

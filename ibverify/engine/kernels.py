@@ -368,8 +368,9 @@ def _lazy_step_plain(g, rg, sg, a, w, m, v, r, eta, b1, b2, thr):
     return low, moved
 
 
-def _make_moment_chunk(adam: bool, with_plain: bool):
-    """The chunk kernel of Adam (adam=True) or Signum, with the plain lazy loop or without (with_plain): both are the
+def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
+    """The chunk kernel of Adam (adam=True) or Signum, with the plain lazy loop or without (with_plain), for batch
+    size 1 only (single: the batch-gradient kernel is not in the code) or any batch size: all three are the
     closure's constants, so numba prunes the branches a variant cannot take before typing them (a run compiles
     only its own variant; issue 21). Cached per variant (numba keys a closure's cache entries by its constants)."""
 
@@ -410,7 +411,7 @@ def _make_moment_chunk(adam: bool, with_plain: bool):
             c1 = 1.0 - b1 ** (t + 1.0) if bias_corr else 1.0
             c2 = 1.0 - b2 ** (t + 1.0) if bias_corr else 1.0
             nown = 0
-            if b == 1:
+            if single or b == 1:  # (single: run_chunk passes b = 1 only)
                 i = rows[0]
                 zw = 0.0
                 for k in range(d):
@@ -492,9 +493,12 @@ def _stateless_chunk(kind, Z, idx, pos, nsteps, w, t0, lr, decay, loss, diag):
 
 
 # every variant is created (not compiled) at import, inside the engine's source-keyed cache folder (engine/__init__)
-adam_chunk = _make_moment_chunk(True, False)
-adam_plain_chunk = _make_moment_chunk(True, True)  # d ≥ PLAIN_MIN_D, ε = 0, no bias correction
-signum_chunk = _make_moment_chunk(False, False)
+# (adam, with_plain, single): plain for Adam at d ≥ PLAIN_MIN_D, ε = 0, no bias correction; single for batch size 1
+MOMENT_CHUNKS = {(a, p, one): _make_moment_chunk(a, p, one) for a, p in ((True, False), (True, True), (False, False))
+                 for one in (True, False)}
+adam_chunk = MOMENT_CHUNKS[True, False, False]
+adam_plain_chunk = MOMENT_CHUNKS[True, True, False]
+signum_chunk = MOMENT_CHUNKS[False, False, False]
 
 
 def run_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame,
@@ -504,11 +508,9 @@ def run_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps,
 
     Plain Python: the kernel family is chosen here, so a run compiles (or loads from the cache) only the
     kernels of its own optimizer, not every branch of one all-kinds kernel (issue 21: a cold first run)."""
-    if kind == ADAM:
-        plain = Z.shape[1] >= PLAIN_MIN_D and eps == 0.0 and not bias_corr
-        (adam_plain_chunk if plain else adam_chunk)(Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps,
-                                                    bias_corr, loss, log_frame, diag)
-    elif kind == SIGNUM:
-        signum_chunk(Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag)
+    if kind == ADAM or kind == SIGNUM:
+        plain = kind == ADAM and Z.shape[1] >= PLAIN_MIN_D and eps == 0.0 and not bias_corr
+        MOMENT_CHUNKS[kind == ADAM, plain, idx.shape[1] == 1](Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2,
+                                                              eps, bias_corr, loss, log_frame, diag)
     else:
         _stateless_chunk(kind, Z, idx, pos, nsteps, w, t0, lr, decay, loss, diag)

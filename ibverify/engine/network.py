@@ -281,7 +281,7 @@ def _maxabs(x, lo, hi):
 def _mix(first, wa, M, sc_s, sc_age, wb, g, S, power, lo, hi):
     """M ← wa e^{s−s'} M + wb e^{S·power − s'} g^power on [lo, hi) in place (s' = max(s, S·power)); renormalised
     to max|M| = 1 on the first step and every RENORM_EVERY steps. Returns (new s, new age, M ≠ 0)."""
-    sb = power * S
+    sb = power * S  # (power: 1.0 or 2.0, a float so that both share one compiled specialization)
     if first:
         for k in range(lo, hi):
             gk = g[k] if power == 1 else g[k] * g[k]
@@ -316,20 +316,6 @@ def _renorm(M, s, lo, hi):
     for k in range(lo, hi):
         M[k] = M[k] / z
     return s + math.log(z)
-
-
-@nb.njit(**_JIT)
-def _polar_block(x, o, rows, cols, out):
-    """out[o:o+rows·cols] = polar factor of the rows×cols block x[o:...] (exact: Jacobi, or M/‖M‖ for a vector)."""
-    if rows == 1 or cols == 1:
-        ss = 0.0
-        for k in range(o, o + rows * cols):
-            ss += x[k] * x[k]
-        nrm = math.sqrt(ss)
-        for k in range(o, o + rows * cols):
-            out[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
-        return
-    polar_block(x, o, rows, cols, out, POLAR_RTOL)
 
 
 @nb.njit(**_JIT)
@@ -383,11 +369,22 @@ def _step(kind, x, eta, blocks, lo, hi, th, dvec, diag):
 
 @nb.njit(**_JIT)
 def _polar_step(x, eta, blocks, lo, hi, th, dvec):
-    """θ ← θ − η polar(x) on [lo, hi), block by block."""
+    """θ ← θ − η polar(x) on [lo, hi), block by block: the exact polar factor (Jacobi, engine.polar), or M/‖M‖ for a
+    block with one row or one column. (One kernel with the block loop: a separate per-block wrapper cost a cold
+    first run about a second of compiling.)"""
     for b in range(blocks.shape[0]):
         o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
-        if lo <= o < hi:
-            _polar_block(x, o, rows, cols, dvec)
+        if not lo <= o < hi:
+            continue
+        if rows == 1 or cols == 1:
+            ss = 0.0
+            for k in range(o, o + rows * cols):
+                ss += x[k] * x[k]
+            nrm = math.sqrt(ss)
+            for k in range(o, o + rows * cols):
+                dvec[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
+        else:
+            polar_block(x, o, rows, cols, dvec, POLAR_RTOL)
     for k in range(lo, hi):
         th[k] = th[k] - eta * dvec[k]
 
@@ -417,11 +414,12 @@ def adam_ratio(M, V, s_m, s_v, b1, b2, bc, eps, k, lo, hi, out, diag):
         out[j] = M[j] / den if den > 0.0 else 0.0
 
 
-def _make_advance(model: int, polar: bool, ns5: bool):
-    """`advance` for one model and the per-block directions a run uses: model, polar and ns5 are the closure's
-    constants, so numba prunes the branches of the other models and directions before typing them and never
-    compiles them (issue 21: a cold first run compiles only what it needs). Cached per variant (numba keys a
-    closure's cache entries by its constants)."""
+def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
+    """`advance` for one model and the chains a run uses (polar, ns5, vec: some group has that direction, vec for
+    ℓ2, sign or none; adam: some group has Adam moments): these are the closure's constants, so numba prunes the
+    branches of the other models, directions and moments before typing them and never compiles them (issue 21: a
+    cold first run compiles only what it needs). Cached per variant (numba keys a closure's cache entries by its
+    constants)."""
 
     @nb.njit(**_JIT)
     def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
@@ -476,29 +474,29 @@ def _make_advance(model: int, polar: bool, ns5: bool):
                 eta = gcfg[grp, G_ETA] * float(t) ** (-gcfg[grp, G_P])
                 if mom == M_NONE:
                     x = g
-                elif mom == M_EMA:
-                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
+                elif adam and mom == M_ADAM:  # (model, polar, ns5, vec, adam: the closure's constants, pruned
+                    b2 = gcfg[grp, G_B2]      # before typing: a variant runs only the groups it was made for)
+                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1.0, lo, hi)
                     sc[grp, 0] = s
                     sc[grp, 2] = age
-                    if not nz:
-                        diag[DIAG_MOMENTUM_ZERO] += 1
-                    x = M
-                else:
-                    b2 = gcfg[grp, G_B2]
-                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1, lo, hi)
-                    sc[grp, 0] = s
-                    sc[grp, 2] = age
-                    s, age, nz = _mix(first, b2, V, sc[grp, 1], sc[grp, 3], 1.0 - b2, g, S, 2, lo, hi)
+                    s, age, nz = _mix(first, b2, V, sc[grp, 1], sc[grp, 3], 1.0 - b2, g, S, 2.0, lo, hi)
                     sc[grp, 1] = s
                     sc[grp, 3] = age
                     adam_ratio(M, V, sc[grp, 0], sc[grp, 1], b1, b2, gcfg[grp, G_BC] != 0.0, gcfg[grp, G_EPS],
                                float(t), lo, hi, tmp, diag)
                     x = tmp
-                if polar and kind == D_POLAR:  # (polar, ns5: the closure's constants, pruned before typing)
+                else:                         # M_EMA
+                    s, age, nz = _mix(first, b1, M, sc[grp, 0], sc[grp, 2], 1.0 - b1, g, S, 1.0, lo, hi)
+                    sc[grp, 0] = s
+                    sc[grp, 2] = age
+                    if not nz:
+                        diag[DIAG_MOMENTUM_ZERO] += 1
+                    x = M
+                if polar and kind == D_POLAR:
                     _polar_step(x, eta, blocks, lo, hi, th, dvec)
                 elif ns5 and kind == D_NS5:
                     _ns5_step(x, eta, blocks, lo, hi, th, dvec)
-                else:
+                elif vec:
                     _step(kind, x, eta, blocks, lo, hi, th, dvec, diag)
             tot = 0.0
             for k in range(P):
@@ -511,15 +509,18 @@ def _make_advance(model: int, polar: bool, ns5: bool):
 
 
 # every variant is created (not compiled) at import, inside the engine's source-keyed cache folder (engine/__init__)
-_ADVANCE = {(m, p, n5): _make_advance(m, p, n5) for m in (CHAIN, TWO_LAYER, DEEP) for p in (False, True)
-            for n5 in (False, True)}
+_ADVANCE = {(m, p, n5, v, a): _make_advance(m, p, n5, v, a) for m in (CHAIN, TWO_LAYER, DEEP)
+            for p in (False, True) for n5 in (False, True) for v in (False, True) for a in (False, True)}
 
 
 def advance_kernel(model: int, gcfg):
-    """The compiled `advance` for this model and the directions in gcfg's rows: a run compiles (or loads from
-    numba's cache) only its own model's gradient, and the polar and NS5 code only if one of its groups uses them."""
+    """The compiled `advance` for this model and the chains in gcfg's rows: a run compiles (or loads from numba's
+    cache) only its own model's gradient, the polar and NS5 code only if one of its groups uses them, the vector
+    directions (ℓ2, sign, none) and the Adam moments likewise."""
     kinds = {int(k) for k in gcfg[:, G_DIR]}
-    return _ADVANCE[(int(model), D_POLAR in kinds, D_NS5 in kinds)]
+    vec = bool(kinds & {D_NONE, D_L2, D_SIGN})
+    adam = any(int(m) == M_ADAM for m in gcfg[:, G_MOMENT])
+    return _ADVANCE[(int(model), D_POLAR in kinds, D_NS5 in kinds, vec, adam)]
 
 
 def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):

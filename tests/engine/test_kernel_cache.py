@@ -104,5 +104,5 @@ def test_the_engine_kernels_are_bound_to_the_keyed_folder():
     from ibverify.engine import network, polar
 
     want = f"numba-{kc.source_hash()}"
-    for f in (*network._ADVANCE.values(), network._polar_block, polar.polar_block):
+    for f in (*network._ADVANCE.values(), network._polar_step, polar.polar_block):
         assert want in f._cache._cache_path, f._cache._cache_path

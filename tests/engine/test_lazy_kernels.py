@@ -34,7 +34,7 @@ CHILD = textwrap.dedent("""
             main(["train", "--data", "teacher", "--model", what["model"], "--optimizer", what["optimizer"],
                   "--steps", "3", "--json", "-q", "--n", "6", "--width", "3", "--d", "3"])
         else:
-            E.run(Z, OptimizerSpec(name=what["optimizer"], **what.get("knobs", {})), 3, checkpoints=2)
+            E.run(Z, OptimizerSpec(name=what["optimizer"]), 3, checkpoints=2)
     after = sorted(k for k, f in E.dispatchers().items() if f.signatures)
     print(json.dumps({"before": before, "after": after, "compiled": E.kernels_compiled()}), file=sys.stderr)
 """)
@@ -54,40 +54,45 @@ def test_importing_the_engine_compiles_nothing(tmp_path):
     assert got["before"] == [] and got["after"] == [] and got["compiled"] == 0
 
 
-LINEAR = {  # optimizer (knobs) -> the chunk kernel it may reach, and the other chunk kernels it must not touch
-    "inc-adam": ({}, "kernels.adam_chunk"),
-    "signum": ({}, "kernels.signum_chunk"),
-    "gd": ({}, "kernels._stateless_chunk"),
-}
-CHUNKS = {"kernels.adam_chunk", "kernels.adam_plain_chunk", "kernels.signum_chunk", "kernels._stateless_chunk"}
-SHARED = {"kernels._batch_gradient", "kernels._own_frames", "kernels._refresh", "kernels._all_at_least"}
+CHUNK = "kernels.moment_chunk["   # the Adam/Signum chunk variants: [adam=…,plain=…,single=…]
 
 
-@pytest.mark.parametrize("name", sorted(LINEAR))
-def test_a_linear_run_reaches_only_its_optimizers_kernels(name, tmp_path):
-    knobs, chunk = LINEAR[name]
-    got = _child({"optimizer": name, "knobs": knobs}, tmp_path)
-    assert chunk in got["after"]
-    allowed = {chunk} | SHARED | ({"kernels._moment_step_adam"} if "adam" in chunk else set()) \
-        | ({"kernels._moment_step_signum"} if "signum" in chunk else set())
-    assert set(got["after"]) <= allowed, set(got["after"]) - allowed
-    assert not (CHUNKS - {chunk}) & set(got["after"])
+@pytest.mark.parametrize("name, adam, single", [("inc-adam", True, True), ("det-adam", True, False),
+                                                ("signum", False, None)])
+def test_a_linear_run_reaches_only_its_optimizers_kernels(name, adam, single, tmp_path):
+    got = _child({"optimizer": name}, tmp_path)
+    chunks = [k for k in got["after"] if k.startswith(CHUNK) or k == "kernels._stateless_chunk"]
+    assert len(chunks) == 1 and chunks[0].startswith(f"{CHUNK}adam={adam},plain=False,"), chunks
+    forbidden = {"kernels._stateless_chunk", "kernels._moment_step_signum" if adam else "kernels._moment_step_adam"}
+    if single is not None:
+        assert chunks[0].endswith(f"single={single}]")
+    if "single=True" in chunks[0]:   # batch size 1: the batch-gradient kernels are not in its code
+        forbidden |= {"kernels._batch_gradient", "kernels._own_frames"}
+    assert not forbidden & set(got["after"])
+
+
+def test_a_gradient_descent_run_reaches_only_the_stateless_kernel(tmp_path):
+    got = _child({"optimizer": "gd"}, tmp_path)
+    assert "kernels._stateless_chunk" in got["after"]
+    assert not [k for k in got["after"] if k.startswith(CHUNK) or k.startswith("kernels._moment_step")]
 
 
 def test_a_two_layer_adam_run_compiles_neither_other_models_nor_matrix_directions(tmp_path):
     got = _child({"model": "two-layer", "optimizer": "adam"}, tmp_path)
     advances = [k for k in got["after"] if k.startswith("network.advance[")]
-    assert advances == ["network.advance[model=1,polar=False,ns5=False]"]   # TWO_LAYER = 1
+    assert advances == ["network.advance[model=1,polar=False,ns5=False,vec=True,adam=True]"]   # TWO_LAYER = 1
     for other in ("network._chain_grad", "network._deep_grad", "network._polar_step", "network._ns5_step",
-                  "network._polar_block", "network._ns5_block", "polar.polar_block", "kernels.adam_chunk"):
+                  "network._ns5_block", "polar.polar_block"):
         assert other not in got["after"]
+    assert not [k for k in got["after"] if k.startswith(CHUNK)]   # nor any linear-model kernel
 
 
 def test_a_muon_run_reaches_the_polar_variant(tmp_path):
     got = _child({"model": "two-layer", "optimizer": "muon"}, tmp_path)
     advances = [k for k in got["after"] if k.startswith("network.advance[")]
-    assert advances == ["network.advance[model=1,polar=True,ns5=False]"]
-    assert "network._ns5_step" not in got["after"] and "network._deep_grad" not in got["after"]
+    assert advances == ["network.advance[model=1,polar=True,ns5=False,vec=False,adam=False]"]
+    for other in ("network._ns5_step", "network._deep_grad", "network._step", "network.adam_ratio"):
+        assert other not in got["after"]
 
 
 def test_train_says_whether_it_compiled_or_loaded_the_kernels(tmp_path):
