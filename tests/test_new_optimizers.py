@@ -123,8 +123,11 @@ def test_adagrad_accumulates_squared_gradients():
 def test_adamw_with_zero_decay_is_adam_bit_for_bit_and_with_decay_adds_eta_lambda_theta():
     kw = dict(batch_size=3, bias_correction=True, eps=0.0)
     adam = run(Z3, OptimizerSpec("adam", **kw), 200, checkpoints=[1, 7, 200], engine="reference")
-    adamw0 = run(Z3, OptimizerSpec("adamw", weight_decay=0.0), 200, checkpoints=[1, 7, 200])
+    adamw0 = run(Z3, OptimizerSpec("adamw", weight_decay=0.0), 200, checkpoints=[1, 7, 200], engine="reference")
     np.testing.assert_array_equal(adam.ws, adamw0.ws)
+    compiled = run(Z3, OptimizerSpec("adamw", weight_decay=0.0), 200, checkpoints=[1, 7, 200])
+    assert compiled.engine == "compiled"                                # its own kernel: equal to rounding
+    np.testing.assert_allclose(compiled.ws, adam.ws, rtol=1e-12, atol=0)
     # one update from the same state and gradient: u_adamw − u_adam = −η_t λ w exactly (up to one rounding)
     from ibverify.optim import build
     lam, xp = 0.05, Float64()
@@ -205,7 +208,7 @@ def test_block_log_frame_chain_equals_the_vector_chain_on_the_linear_model(name)
     """Full batch, w0 = 0, ε = 0: every update is invariant to the gradient's scale, so the block chain (sum loss,
     log frame) and the vector chain (mean loss, plain float64) make the same steps."""
     vec = run(Z, OptimizerSpec(name), 300, checkpoints=[1, 10, 300])
-    assert vec.engine == "reference"                                    # no compiled kernel: the engine's choice
+    assert vec.engine == "compiled"                                     # the engine's choice: the vector kernels
     # the block run records θ before step t (checkpoint t: after t − 1 steps), the vector run w after step t
     blk = run((Z, np.ones(len(Z))), OptimizerSpec(name, lr_decay=0.5), 301, model=models.Linear(3),
               checkpoints=[2, 11, 301])
@@ -229,8 +232,8 @@ def test_block_eps_term_in_the_log_frame_matches_the_vector_chain(name):
 
 
 def test_rows_without_a_compiled_kernel_refuse_it_by_name():
-    with pytest.raises(IbverifyError, match="no compiled engine"):
-        run(Z, OptimizerSpec("lion"), 10, engine="compiled")
+    with pytest.raises(IbverifyError, match="no compiled"):                # block model: no compiled kernel yet
+        run((Z, np.ones(len(Z))), OptimizerSpec("lion"), 10, model=models.Linear(3), engine="compiled")
     with pytest.raises(IbverifyError, match="block models only"):
         run(Z, OptimizerSpec("shampoo"), 10)
 
@@ -323,7 +326,7 @@ def test_train_runs_the_new_rows_on_the_linear_model_and_on_a_matrix_model(tmp_p
     np.savez(path, X=Z, y=np.ones(len(Z)))
     assert main(["train", "--data", str(path), "--optimizer", "lion", "--steps", "200", "--json", "-q"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["engine"] == "reference" and out["optimizer"]["beta2"] == 0.99
+    assert out["engine"] == "compiled" and out["optimizer"]["beta2"] == 0.99
     np.testing.assert_allclose(out["w"], run(Z, OptimizerSpec("lion"), 200).ws[-1], rtol=1e-15)
     assert main(["train", "--data", str(path), "--optimizer", "adamw", "--weight-decay", "0.2", "--steps", "20",
                  "--json", "-q", "--no-compare"]) == 0

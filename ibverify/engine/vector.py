@@ -20,12 +20,14 @@ from ..optim import NAMES, OptimizerSpec, Sampler, build, info
 from ..optim.backend import Float64, MPMath
 from ..optim.transforms import Grad
 from . import kernels as K
+from . import kernels_more as KM
 from .checkpoint import Saver
 from .trajectory import Hooks, Run, frozen, log_checkpoints
 
 ENGINES = ("compiled", "reference", "mpmath")
 KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
         "nsd-l2": K.NGD, "adam-proxy": K.PROXY}
+KIND_MORE = {"steepest-l1": KM.L1, "lion": KM.LION, "adagrad": KM.ADAGRAD, "adamw": KM.ADAMW}  # kernels_more
 CHUNK_WORK = 1 << 21  # sample-steps per kernel call (bounds index memory, paces progress)
 
 
@@ -91,9 +93,15 @@ class CompiledState:
         while steps > 0:
             k = int(min(steps, per))
             idx, pos = sample_block(self.sampler, k)
-            K.run_chunk(KIND[info(spec.name).name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
-                        spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
-                        loss_code(spec), log_frame, self.diag)
+            name = info(spec.name).name
+            if name in KIND_MORE:
+                KM.run_chunk(KIND_MORE[name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
+                             spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
+                             float(spec.weight_decay or 0.0), loss_code(spec), log_frame, self.diag)
+            else:
+                K.run_chunk(KIND[name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
+                            spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
+                            loss_code(spec), log_frame, self.diag)
             self.t += int(k)
             steps -= k
             if not (np.all(np.isfinite(self.w)) and np.all(np.isfinite(self.m)) and np.all(np.isfinite(self.v))):

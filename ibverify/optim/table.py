@@ -126,17 +126,17 @@ ROWS = (
     # issue 22: optimizers whose implicit bias is known from other papers (none of the claims of the two papers)
     OptimizerInfo("steepest-l1", "other", "greedy coordinate descent (ℓ1 steepest descent): θ_i ← θ_i − η_t sign(g_i) "
                   "at i = argmax_j abs(g_j) only (exact ties: η_t split equally over the tied coordinates)", "l1",
-                  ("vector", "block"), _impl(REF, ("reference",)), {}, "any"),
+                  ("vector", "block"), _impl(VEC, ("reference",)), {}, "any"),
     OptimizerInfo("lion", "other", "Lion (no weight decay): c ← β1 m + (1−β1) g; θ ← θ − η_t sign(c); "
-                  "m ← β2 m + (1−β2) g", "linf", ("vector", "block"), _impl(REF, ("reference",)), {"beta2": 0.99},
+                  "m ← β2 m + (1−β2) g", "linf", ("vector", "block"), _impl(VEC, ("reference",)), {"beta2": 0.99},
                   "any", ("beta1", "beta2")),
     OptimizerInfo("adagrad", "other", "diagonal Adagrad: v ← v + g²; θ ← θ − η_t g/(√v + ε) (0/0 := 0)", "adaptive",
-                  ("vector", "block"), _impl(REF, ("reference",)), {}, "any", ("eps",),
+                  ("vector", "block"), _impl(VEC, ("reference",)), {}, "any", ("eps",),
                   skips={"geometry": "the limit depends on the initialization and the step size (Gunasekar et al. "
                                      "2018): no fixed geometry"}),
     OptimizerInfo("adamw", "other", "AdamW: Adam's d = m̂/(√v̂ + ε) (bias-corrected: paper 2's convention); "
                   "θ ← θ − η_t (d + λ θ) (decoupled weight decay λ = weight_decay)", "linf", ("vector", "block"),
-                  _impl(REF, ("reference",)), {**ADAM_CONVENTION_PAPER2, "weight_decay": 0.01}, "any",
+                  _impl(VEC, ("reference",)), {**ADAM_CONVENTION_PAPER2, "weight_decay": 0.01}, "any",
                   ADAM_MOMENTS + ("weight_decay",)),
     OptimizerInfo("shampoo", "other", "Shampoo without accumulation, one block per matrix: W ← W − η_t "
                   "(GGᵀ)^(−1/4) G (GᵀG)^(−1/4) (pseudo-inverse roots on the nonzero spectrum: = polar(G))",

@@ -40,7 +40,7 @@ def test_compiled_matches_reference_property(data, name, b, order, seed):
     gradient coordinate keeps changing sign), so 1-ulp differences in the order of operations grow like
     e^{0.2 t}; over 40 steps agreement to 1e-12 tests the update itself, not the Lyapunov exponent."""
     Z = data.dataset.Z
-    spec = OptimizerSpec(name, batch_size=min(b, len(Z)) if name in ("adam", "signum", "gd", "ngd") else None,
+    spec = OptimizerSpec(name, batch_size=min(b, len(Z)) if info(name).batch == "any" else None,
                          order=order, seed=seed, beta1=0.5, beta2=0.9)
     a = run(Z, spec, 40, checkpoints=4, engine="compiled")
     r = run(Z, spec, 40, checkpoints=4, engine="reference")
