@@ -65,6 +65,22 @@ def test_momentum_gd_prefers_l2_on_the_two_layer_net():
     assert set(m["contradicted"]) == {"linf", "msp", "hybrid"}
 
 
+@pytest.mark.parametrize("name, own", [("steepest-l1", "l1"), ("lion", "linf")])
+def test_optimizers_no_claim_uses_get_their_known_geometry(name, own):
+    """Issue 22 point 2, on optimizers none of the claims use: steepest descent in ℓ1 (greedy coordinate descent)
+    → ℓ1 (Gunasekar et al. 2018); Lion without weight decay → ℓ∞ (a sign method)."""
+    m = answer(name, "linear")
+    assert m["supported"] == [own] and set(m["contradicted"]) == {"l1", "l2", "linf"} - {own}
+
+
+def test_adagrad_is_given_no_geometry():
+    """Diagonal Adagrad's limit depends on the initialization and the step size (Gunasekar et al. 2018): the tool
+    must not claim a geometry for it."""
+    m = answer("adagrad", "linear")
+    assert m["supported"] == [] and m["none_of_these"]
+    assert set(m["contradicted"]) | set(m["inconclusive"]) == {"l1", "l2", "linf"}
+
+
 def test_a_swapped_oracle_changes_the_answer(monkeypatch):
     """The answer follows the oracle judged: with the ℓ2 and ℓ∞ oracles swapped under their names, normalized GD's
     limit is reported under the name that now holds the ℓ2 oracle, so the right answer above would fail."""
