@@ -62,6 +62,17 @@ N_DIAG = 4
 JIT = dict(cache=True, error_model="numpy")
 
 
+def jit_variant(fn, consts: tuple, **jit):
+    """numba-compile the closure `fn` under a name of its own for its constants. Without it every variant of one
+    closure has the same qualified name, so the same mangled symbol: a process that loads two variants from
+    numba's on-disk cache links the first one's machine code for both (seen: Signum running the Adam kernel after
+    a full-batch Adam run in the same process; tests/unit/test_engine.py caught it)."""
+    tag = "_".join(str(int(c)) for c in consts)
+    fn.__name__ = f"{fn.__name__}_v{tag}"
+    fn.__qualname__ = f"{fn.__qualname__.split('.')[-1]}_v{tag}"
+    return nb.njit(**(jit or JIT))(fn)
+
+
 @nb.njit(inline="always", **JIT)
 def _log_weight(z, loss):
     if loss == EXPONENTIAL or z >= SHORTCUT:
@@ -232,7 +243,6 @@ def _make_moment_step(adam: bool):
     """_moment_step for Adam (adam=True) or Signum: `adam` is the closure's constant, so numba prunes the other
     optimizer's branches before typing them (a run compiles only its own; issue 21)."""
 
-    @nb.njit(**JIT)
     def _moment_step(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2, b1, b2, eps,
                      log_frame, diag):
         """One Adam/Signum step (general path) given the batch gradient g̃ (gt, L); returns the new S.
@@ -320,7 +330,7 @@ def _make_moment_step(adam: bool):
         _count_stall(diag, nonzero, moved)
         return S
 
-    return _moment_step
+    return jit_variant(_moment_step, (adam,))
 
 
 _moment_step_adam = _make_moment_step(True)
@@ -372,9 +382,8 @@ def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
     """The chunk kernel of Adam (adam=True) or Signum, with the plain lazy loop or without (with_plain), for batch
     size 1 only (single: the batch-gradient kernel is not in the code) or any batch size: all three are the
     closure's constants, so numba prunes the branches a variant cannot take before typing them (a run compiles
-    only its own variant; issue 21). Cached per variant (numba keys a closure's cache entries by its constants)."""
+    only its own variant; issue 21). Cached per variant, each under a name of its own (jit_variant)."""
 
-    @nb.njit(**JIT)
     def _moment_chunk(Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, eps, bias_corr, loss, log_frame, diag):
         """Adam (adam=True: u = m̂/(√v̂ + ε)) or Signum (u = sign m) in the log-frame; w, m, v, s in place.
         Adam steps that pass the lazy frame test run _lazy_step; the others _moment_step."""
@@ -443,7 +452,7 @@ def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
                 lazy = adam and log_frame and _all_at_least(v, thr)
                 plain = unit and _all_at_least(-q, -1.0)
 
-    return _moment_chunk
+    return jit_variant(_moment_chunk, (adam, with_plain, single))
 
 
 @nb.njit(inline="always", **JIT)

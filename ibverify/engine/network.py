@@ -25,7 +25,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .kernels import LOGISTIC, _log_weight  # the one compiled log-weight
+from .kernels import LOGISTIC, _log_weight, jit_variant  # the one compiled log-weight
 from .polar import polar_block
 
 CHAIN, TWO_LAYER, DEEP = 0, 1, 2
@@ -419,9 +419,8 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
     ℓ2, sign or none; adam: some group has Adam moments): these are the closure's constants, so numba prunes the
     branches of the other models, directions and moments before typing them and never compiles them (issue 21: a
     cold first run compiles only what it needs). Cached per variant (numba keys a closure's cache entries by its
-    constants)."""
+    constants; each variant under a name of its own: kernels.jit_variant)."""
 
-    @nb.njit(**_JIT)
     def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
         """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place; group g owns the
         contiguous slice granges[g] of θ.
@@ -505,7 +504,7 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
                 return step + 1
         return nsteps
 
-    return advance
+    return jit_variant(advance, (model, polar, ns5, vec, adam), **_JIT)
 
 
 # every variant is created (not compiled) at import, inside the engine's source-keyed cache folder (engine/__init__)
