@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import IbverifyError
+from . import IbverifyError, optfile
 from .codehash import definition_dump, module_code_hash
 from .evidence import Outcome
 
@@ -87,8 +87,15 @@ class Claim:
             code = module_code_hash(mod.__name__, getattr(mod, "__file__", None))
         except (OSError, SyntaxError, ValueError) as e:
             raise IbverifyError(f"claim {self.id}: cannot hash the code of check '{self.check}': {e}") from None
-        data = repr((self.params, self.tolerances, self.tiers, self.status))
+        data = repr((self.params, self.tolerances, self.tiers, self.status, self.optimizer_files()))
         return hashlib.sha256("\0".join((own, data, code)).encode()).hexdigest()[:16]
+
+
+    def optimizer_files(self) -> dict[str, str]:
+        """{file: sha256} of the user's optimizer files the claim names (`optimizer = "my_opt.py:make"`, resolved
+        from the claim file's folder at loading): part of the check hash, so an edited file is a new check."""
+        named = [self.params.get("optimizer")] + [t.get("optimizer") for t in self.tiers.values()]
+        return {n: optfile.content_hash(n) for n in named if optfile.split(n)}
 
 
 @dataclass
@@ -183,6 +190,9 @@ def load_claim(path: Path) -> Claim:
     extra = set(data) - set(fields)
     if extra:
         raise IbverifyError(f"{path}: unknown key(s) {sorted(extra)}")
+    for table in [data.get("params", {}), *data.get("tiers", {}).values()]:   # a user's optimizer file: relative
+        if isinstance(table, dict) and "optimizer" in table:                  # to the claim file's folder
+            table["optimizer"] = optfile.absolute(table["optimizer"], Path(path).resolve().parent)
     return Claim(**data, path=str(path))
 
 

@@ -86,9 +86,9 @@ LINEAR_NORMS = {"l1": "l1", "l2": "l2", "linf": "linf"}
 MATRIX_GEOMETRIES = {"l2": "l2", "linf": "linf", "spectral": "spectral"}
 
 
-def models_for(name: str) -> tuple[list[str], dict[str, str]]:
-    """(models run, {model: why skipped}) for an optimizer of the table."""
-    row = info(name)
+def models_for(name) -> tuple[list[str], dict[str, str]]:
+    """(models run, {model: why skipped}) for an optimizer of the table (a name) or a row (a user's optimizer)."""
+    row = info(name) if isinstance(name, str) else name
     out, skipped = [], {}
     if "vector" in row.models:
         out.append("linear")
@@ -401,13 +401,13 @@ def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets
     if not 1 <= datasets <= 100:
         raise IbverifyError(f"--datasets must be in 1..100, got {datasets}")
     spec._check_name()
-    names, skipped = models_for(spec.name)
+    names, skipped = models_for(spec.row)
     if data is not None:
         fits = file_models(data, data_name)
         skipped.update({m: f"{data_name} cannot feed the {m} model" for m in names if m not in fits})
         names = [m for m in names if m in fits]
         if not names:
-            raise IbverifyError(f"{spec.name} runs {'/'.join(info(spec.name).models)} models; {data_name} feeds only "
+            raise IbverifyError(f"{spec.name} runs {'/'.join(spec.row.models)} models; {data_name} feeds only "
                                 f"the {', '.join(fits)} model(s)")
     if models:
         bad = [m for m in models if m not in MODELS]
@@ -425,4 +425,7 @@ def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets
         problems = [from_file(m, data, data_name, seed=seed)] if data is not None else draws(m, seed, say)
         models_out.append(answer_model(m, problems, spec, tier, 1 if data is not None else datasets, say,
                                        progress))
-    return {"optimizer": spec.name, "tier": tier, "seed": seed, "models": models_out, "skipped": skipped}
+    out = {"optimizer": spec.name, "tier": tier, "seed": seed, "models": models_out, "skipped": skipped}
+    if spec.user is not None:   # a user's optimizer file: which file, which version
+        out["source"], out["source_sha256"] = spec.user.user.source, spec.user.user.sha256
+    return out

@@ -14,6 +14,14 @@ from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, names
 from .output import dump, nonneg_int
 
+USER_NOTE = ("your own optimizer: --optimizer path/to/file.py[:function] (default function make). The function "
+             "returns ibverify.optim.userfile.UserOptimizer(name, update, vector, block, knobs): "
+             "vector = (spec, xp) -> transforms of ibverify.optim.transforms (linear model), "
+             "block = (spec) -> transforms of ibverify.optim.logframe (matrix, two-layer), each the chain before the "
+             "schedule, which ibverify appends "
+             "(η_t = lr · t^(−lr_decay)); knobs = the defaults of the knobs it reads. Output: \"optimizer\" is its "
+             "name, \"source\" the file (absolute path:function) and \"source_sha256\" its content's hash. "
+             "Example: docs/examples/my_signum.py; protocol: docs/commands.md.")
 TIER_NOTE = ("smoke: 1e5 steps on every model; fast (default): linear 1e6, matrix 1e5, two-layer 3e5 steps, an "
              "undecided dataset extended ×10 once")
 
@@ -35,8 +43,10 @@ def add_bias_parser(sub) -> None:
         "conditions the run's limit satisfies: supported, contradicted or inconclusive (\"none of these\" when no "
         "geometry is supported).", 100)
     b = sub.add_parser("bias", help="identify an optimizer's implicit bias (which geometry's KKT point)",
-                       formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100))
-    b.add_argument("--optimizer", required=True, metavar="NAME", help="one of: " + ", ".join(names()))
+                       formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100)
+                       + "\n\n" + textwrap.fill(USER_NOTE, 100))
+    b.add_argument("--optimizer", required=True, metavar="NAME",
+                   help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below)")
     b.add_argument("--tier", choices=("smoke", "fast"), default="fast", help=TIER_NOTE)
     b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
     b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
@@ -88,7 +98,8 @@ def _load(path: str, separable: bool):
 def text(out: dict) -> str:
     """The human answer: per model, the supported / contradicted / inconclusive geometries with one line each."""
     knobs = ", ".join(f"{k} = {v}" for k, v in out["knobs"].items()) or "the table's defaults"
-    lines = [f"{out['optimizer']} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
+    src = f" from {out['source']}" if "source" in out else ""
+    lines = [f"{out['optimizer']}{src} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
     for m in out["models"]:
         sup = ", ".join(m["supported"]) or "none of these"
         lines.append(f"  {m['model']}: {sup} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
@@ -105,18 +116,23 @@ def text(out: dict) -> str:
 
 
 def cmd_bias(args) -> int:
-    from ..optim.table import NAMES, info
+    from .. import optfile
+    from ..optim.table import NAMES
 
-    if args.optimizer not in NAMES:
-        raise IbverifyError(f"unknown optimizer {args.optimizer!r}; use one of {', '.join(NAMES)}")
+    if args.optimizer not in NAMES and not optfile.split(args.optimizer):
+        raise IbverifyError(f"unknown optimizer {args.optimizer!r}; use one of {', '.join(NAMES)}, or a file: "
+                            f"path/to/file.py[:function]")
     from ..optim import OptimizerSpec
 
+    from ..optim.userprobe import probe
+
     spec = OptimizerSpec.from_params(_knobs(args), name=args.optimizer)  # checked per model before any run
+    probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
     from ..checks import bias  # start-up time: numpy, numba, cvxpy
     from ..progress import Progress
 
-    data = _load(args.data, "vector" in info(args.optimizer).models) if args.data is not None else None
-    bar = Progress(f"bias {args.optimizer}", enabled=False if args.quiet else None)
+    data = _load(args.data, "vector" in spec.row.models) if args.data is not None else None
+    bar = Progress(f"bias {spec.name}", enabled=False if args.quiet else None)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         out = bias.identify(spec, tier=args.tier, seed=args.seed, datasets=args.datasets, data=data,

@@ -79,7 +79,6 @@ def train(args) -> dict:
     from ..engine import log_checkpoints, run  # start-up time: numba and cvxpy load only for a network run
     from ..geometry import analysis
     from ..optim.logframe import ScheduleWarning
-    from ..optim.table import info
     from ..oracles import kkt
     from ..progress import Progress  # start-up time: tqdm
 
@@ -104,8 +103,8 @@ def train(args) -> dict:
     out = {
         "model": model.describe(), "data": data.name, "n": data.n, "d": int(np.prod(data.X.shape[1:])),
         "optimizer": opt.name, "hyper": opt.hyper, "spec": spec.to_json(),
-        # adagrad's row: no own geometry ("adaptive"); its run diagnostics and KKT residual are measured in ℓ2
-        "geometry": "adaptive" if info(opt.name).geometry == "adaptive" else opt.geometry.name,
+        # adagrad's row, a user's optimizer file: no own geometry ("adaptive"); run diagnostics and KKT residual in ℓ2
+        "geometry": "adaptive" if spec.row.geometry == "adaptive" else opt.geometry.name,
         "steps": steps, "engine": run_.engine, "seconds": run_.seconds, "compile_seconds": compile_s,
         "kernels_compiled": compiled,
         "diverged": run_.diverged,

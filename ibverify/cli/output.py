@@ -58,11 +58,15 @@ def one_line(text: str) -> str:
 
 
 def spec_from_args(args):
-    """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest."""
+    """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest (an optimizer
+    file: its defaults, then the table's)."""
     from ..optim import OptimizerSpec  # start-up time: numpy (the parser and --help never build a spec)
+    from ..optim.userprobe import probe
 
-    return OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
+    spec = OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
                                      name=args.optimizer)
+    probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
+    return spec
 
 
 def add_intercept_option(parser) -> None:

@@ -34,7 +34,9 @@ def add_train_parser(sub, parser_class) -> None:
     t.add_argument("--data", required=True, metavar="FILE",
                    help=".npz (arrays X, y) or .csv (comma-separated, label ±1 in the last column, optional header); "
                         "with --model also digits | teacher | linear (generated)")
-    t.add_argument("--optimizer", required=True, metavar="NAME", help="one of: " + ", ".join(names()))
+    t.add_argument("--optimizer", required=True, metavar="NAME",
+                   help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (the protocol: "
+                        "`ibverify bias --help`, docs/commands.md)")
     t.add_argument("--model", choices=MODELS, default=None,
                    help="a block model, trained full batch (default: the linear model, sample by sample)")
     g = t.add_mutually_exclusive_group()

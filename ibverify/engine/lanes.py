@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 
 from .. import IbverifyError
-from ..optim import OptimizerSpec, Sampler, info
+from ..optim import OptimizerSpec, Sampler
 from . import kernels as K
 from .trajectory import Run, frozen, log_checkpoints
 from .vector import CHUNK_WORK, check_data, loss_code, run
@@ -167,7 +167,7 @@ def run_lanes(Z, specs: Sequence[OptimizerSpec], steps: int, checkpoints: int | 
     nl, n, d = Z3.shape
     specs = [s.resolved(n) for s in specs]
     cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
-    if not (all("lanes" in info(s.name).implementations.get("vector", ()) for s in specs)
+    if not (all("lanes" in s.row.implementations.get("vector", ()) for s in specs)
             and len({s.batch_size for s in specs}) == 1):
         return [run(Z3[i], s, steps, checkpoints=cps, progress=progress) for i, s in enumerate(specs)]
     t_start = time.perf_counter()

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .. import IbverifyError
-from ..optim import NAMES, OptimizerSpec, Sampler, build, info
+from ..optim import NAMES, OptimizerSpec, Sampler, build
 from ..optim.backend import Float64, MPMath
 from ..optim.transforms import Grad
 from . import kernels as K
@@ -56,8 +56,8 @@ def run(Z: np.ndarray, spec: OptimizerSpec, steps: int, checkpoints: int | np.nd
     """
     if engine not in (None, *ENGINES):
         raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    if spec.name in NAMES:
-        have = info(spec.name).implementations.get("vector", ())
+    if spec.user is not None or spec.name in NAMES:
+        have = spec.row.implementations.get("vector", ())
         if engine is None:
             engine = "compiled" if "compiled" in have else "reference"
         elif have and engine not in have:
@@ -93,7 +93,7 @@ class CompiledState:
         while steps > 0:
             k = int(min(steps, per))
             idx, pos = sample_block(self.sampler, k)
-            name = info(spec.name).name
+            name = spec.row.name
             if name in KIND_MORE:
                 KM.run_chunk(KIND_MORE[name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
                              spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,

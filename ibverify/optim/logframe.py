@@ -30,7 +30,8 @@ Transforms (update θ ← θ − u, u the chain's output):
 
 Named optimizers (`make_optimizer`): the block rows of `ibverify.optim.table` (each row's `update` is its exact
 update, t = 1, 2, …, g_t = ∇ℒ(θ_t)); each is a chain of the transforms above in one line (`_direction`), the
-hybrids partition the same chains (matrices: muon; vectors: signum or adam).
+hybrids partition the same chains (matrices: muon; vectors: signum or adam). A user's optimizer file
+(`ibverify.optim.userfile`) gives its own chain of these transforms; the schedule is appended as for a row.
 Each optimizer's own rate ν_t (the ν of Definition 5.1) is η_t, or lr_vector · t^(−lr_decay) for the hybrids:
 Δθ = −ν_t · (−LMO(m)) in its own geometry for every normalized method.
 """
@@ -46,7 +47,6 @@ import numpy as np
 from .. import IbverifyError
 from ..blocks import Params
 from .spec import OptimizerSpec
-from .table import info
 from .. import geometry as geo
 from ..geometry.base import as_matrix, polar as _polar
 from ..geometry.l1 import l1_lmo
@@ -474,6 +474,16 @@ def _direction(name: str, spec: OptimizerSpec) -> Chain:
     }[name]()
 
 
+def user_chain(out) -> list[Transform]:
+    """A user's block chain (optim.userfile) as a list of transforms: one, a list of them, or a Chain."""
+    ts = (list(out.ts) if isinstance(out, Chain) else [out] if isinstance(out, Transform)
+          else list(out) if isinstance(out, (list, tuple)) else None)
+    if ts is None or not all(isinstance(t, Transform) for t in ts):
+        raise IbverifyError(f"its block chain must be ibverify.optim.logframe transforms (EMA, Sign, NormalizeL2, …) "
+                            f"or a list of them, got {type(out).__name__}")
+    return ts
+
+
 HYBRID_PARTS = {"muon-signum": ("muon", "signum"), "muon-adam": ("muon", "adam")}
 
 
@@ -491,7 +501,7 @@ def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L
     if spec.lr_decay is None and L is None:
         raise IbverifyError(f"{spec.name}: lr_decay is needed (or the model's degree L for its default)")
     spec = spec.for_block(L if L is not None else 1.0)
-    row = info(spec.name)
+    row = spec.row
     check_schedule(spec.lr_decay, L, warn=warn)
     if row.name in ("adam", "adamw") and spec.beta1 > spec.beta2:
         warnings.warn(f"Adam with β1 = {spec.beta1} > β2 = {spec.beta2}: outside the theorem (β1 ≤ β2)",
@@ -501,7 +511,8 @@ def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L
         sch = Schedule(spec.lr, spec.lr_decay)
         # "adaptive" (adagrad): no geometry of its own; its run diagnostics (alignment) are measured in ℓ2
         own = geo.L2() if row.geometry == "adaptive" else geo.get(row.geometry)
-        return Optimizer(row.name, Chain(*_direction(row.name, spec).ts, sch), own, sch.rate, hyper, spec)
+        body = user_chain(spec.user.user.block(spec)) if spec.user is not None else _direction(row.name, spec).ts
+        return Optimizer(row.name, Chain(*body, sch), own, sch.rate, hyper, spec)
     if params is None:
         raise IbverifyError(f"{row.name} needs the parameter blocks to split matrices from vectors")
     mats = tuple(k for k, v in params.items() if v.ndim == 2)

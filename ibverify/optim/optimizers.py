@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import IbverifyError
 from .spec import OptimizerSpec
 from .table import info
 from .transforms import (Transform, add_decayed_weights, chain, normalize_l2, precondition_by_sample_rms,
@@ -13,8 +14,11 @@ def build(spec: OptimizerSpec, xp) -> Transform:
     """Adam family:  scale_by_adam → schedule        Signum:  trace(β1) → sign → schedule
     GD:  schedule      NGD:  normalize_l2 → schedule      AdamProxy:  precondition_by_sample_rms → schedule
     AdamW:  scale_by_adam → add_decayed_weights(λ) → schedule      Lion:  scale_by_lion → schedule
-    Adagrad:  scale_by_adagrad → schedule      steepest-l1:  steepest_l1 → schedule"""
+    Adagrad:  scale_by_adagrad → schedule      steepest-l1:  steepest_l1 → schedule
+    A user's optimizer file (optim.userfile):  its vector chain → schedule"""
     sched = scale_by_schedule(xp, spec.lr, spec.lr_decay)
+    if spec.user is not None:   # a user's optimizer file: its chain, then the schedule (optim.userfile)
+        return chain(*user_chain(spec.user.user.vector(spec, xp)), sched)
     if spec.is_adam:
         adam = scale_by_adam(xp, spec.beta1, spec.beta2, spec.eps, spec.bias_correction)
         if info(spec.name).name == "adamw":
@@ -29,3 +33,12 @@ def build(spec: OptimizerSpec, xp) -> Transform:
         "adagrad": lambda: chain(scale_by_adagrad(xp, spec.eps), sched),
         "steepest-l1": lambda: chain(steepest_l1(xp), sched),
     }[info(spec.name).name]()
+
+
+def user_chain(out) -> list[Transform]:
+    """A user's vector chain (optim.userfile) as a list of transforms: one Transform, or a list of them."""
+    ts = [out] if isinstance(out, Transform) else list(out) if isinstance(out, (list, tuple)) else None
+    if ts is None or not all(isinstance(t, Transform) for t in ts):
+        raise IbverifyError(f"its vector chain must be ibverify.optim.transforms transforms (Transform(init, update)) "
+                            f"or a list of them, got {type(out).__name__}")
+    return ts

@@ -65,6 +65,12 @@ class OptimizerInfo:
     skips: Mapping[str, str] = field(default_factory=dict)  # generic test → reason; "test:model": on that model
     #                                 only; "geometry": converges to its own geometry, "two-layer": engine agreement
     by_model: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # model → its own defaults
+    user: object = None             # a user's optimizer file (`userfile.UserChains`: its chains, file and sha256);
+    #                                 None for the table's rows (their chains: optimizers.build, logframe._direction)
+
+    def __reduce__(self):
+        """Pickled by name (a table row), or by its file (a user's row: reloaded, refused if the file changed)."""
+        return (info, (self.name,)) if self.user is None else self.user.row_reduce()
 
     def default(self, knob: str, model: str | None = None):
         """The knob's default on `model` (vector or block); None where it depends on the model and none is given."""

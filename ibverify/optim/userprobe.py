@@ -1,0 +1,80 @@
+"""The first probe of a user's optimizer file (`ibverify.optim.userfile`): each of its chains is made, as a run makes
+it (`optimizers.build`, `logframe.make_optimizer`, with the run's knobs), and stepped twice on a small problem; the
+update must be a finite numeric array of the gradient's shape. Every failure is one IbverifyError line naming the
+option (`--optimizer`), before any run: the commands call `probe` on a spec that names a file."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import IbverifyError
+from .backend import Float64
+from .logframe import Scaled, make_optimizer
+from .optimizers import build
+from .spec import OptimizerSpec
+from .transforms import Grad
+
+
+class _Bad(Exception):
+    pass
+
+
+def probe(spec: OptimizerSpec, what: str = "--optimizer") -> None:
+    """Refuse (IbverifyError) a user's optimizer whose chains fail a first step; nothing for a table optimizer."""
+    if spec.user is None:
+        return
+    for model, step in (("vector", _vector), ("block", _block)):
+        if model not in spec.row.models:
+            continue
+        try:
+            step(spec)
+        except _Bad as e:
+            msg = f"the update {e}"
+        except IbverifyError as e:
+            msg = str(e)
+        except Exception as e:   # the user's code raised
+            text = " ".join(str(e).split())
+            msg = f"a probe step raised {type(e).__name__}" + (f": {text}" if text else "")
+        else:
+            continue
+        raise IbverifyError(f"{what} {spec.row.user.source}: {model} chain: {msg}")
+
+
+def _vector(spec: OptimizerSpec) -> None:
+    rng = np.random.default_rng(0)
+    d = 4
+    ch = build(spec.resolved(3), Float64())
+    state, w = ch.init(d), np.zeros(d)
+    for t in range(2):
+        G = rng.standard_normal((3, d))
+        g = G.mean(axis=0)
+        u, state = ch.update(g, Grad(g, G, w), state, t)
+        _check(u, (d,))
+        w = w + u
+
+
+def _block(spec: OptimizerSpec) -> None:
+    rng = np.random.default_rng(0)
+    theta = {"W": np.zeros((2, 3)), "a": np.zeros(3)}
+    opt = make_optimizer(spec, params=theta, L=1.0, warn=False)
+    opt.init(theta)
+    for _ in range(2):
+        u = opt.update(Scaled({k: rng.standard_normal(v.shape) for k, v in theta.items()}, 0.0), theta)
+        if not isinstance(u, dict) or sorted(u) != sorted(theta):
+            raise _Bad(f"must be a dict of the parameter blocks {sorted(theta)}, got "
+                       f"{sorted(u) if isinstance(u, dict) else type(u).__name__}")
+        for k, v in theta.items():
+            _check(u[k], v.shape)
+        theta = {k: v - u[k] for k, v in theta.items()}
+
+
+def _check(u, shape) -> None:
+    a = np.asarray(u)
+    if a.dtype == object or not np.issubdtype(a.dtype, np.number):
+        raise _Bad(f"is not numeric ({type(u).__name__} of dtype {a.dtype})")
+    if a.shape != tuple(shape):
+        raise _Bad(f"has shape {a.shape}, the gradient {tuple(shape)}")
+    if np.isnan(a).any():
+        raise _Bad("is NaN")
+    if not np.isfinite(a).all():
+        raise _Bad("is not finite (inf)")
