@@ -37,10 +37,13 @@ def test_documented_commands_and_options_exist(page):
     parser = build_parser()
     sub = parser._subparsers._group_actions[0].choices
     top = {o for a in parser._actions for o in a.option_strings}
+    valued = {o for a in parser._actions if a.nargs != 0 for o in a.option_strings}
     seen = 0
     for line in documented_commands(PAGES[page]):
         words = shlex.split(line.replace("'", "")) if line.count("'") % 2 == 0 else line.split()
-        name = next((w for w in words[1:] if not w.startswith("-")), None)
+        # the command: the first word that is neither an option nor the value of a top-level one (--claims-dir DIR)
+        name = next((w for i, w in enumerate(words[1:], 1) if not w.startswith("-") and words[i - 1] not in valued),
+                    None)
         if name is None or not re.fullmatch(r"[a-z]+", name) or name.upper() == name:
             continue
         assert name in sub, f"{page}: `{line}` names no ibverify command"
