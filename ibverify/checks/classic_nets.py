@@ -12,6 +12,8 @@ checkpoint after the first one below the threshold, with rules.judge_nondecreasi
 float64 allowance `monotone_rtol` contradicts at any horizon; supported when no step goes down over ≥ `decades`
 decades of checkpoints). An example whose run never gets below the threshold, or gets there too late for `decades`
 decades of checkpoints, is set aside (outside the theorem's hypothesis at this horizon), never support.
+`network_alignment` — Ji & Telgarsky (NeurIPS 2020): 1 − cos(θ_t, −∇ℒ(θ_t)) → 0 on the same kind of examples.
+
 Examples: two-layer ReLU^q teacher data (strategies.network.network_example), run through the run store
 (gronich.get_run); a control sets `examples_from` to the claim it controls and judges the very same examples with
 another optimizer.
@@ -27,12 +29,13 @@ from hypothesis import reject
 from ..blocks import flatten
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
+from .. import losses
 from ..losses import check_loss
 from ..strategies.network import network_example
-from .gronich_nets import RUN_PARAMS, example_tag, family_ctx
+from .gronich_nets import RUN_PARAMS, example_tag, family_ctx, run_example
 from .gronich import get_run
-from .prop import Example, run_property
-from .rules import CONTRADICTED, SUPPORTED, judge_nondecreasing
+from .prop import Example, run_property, sequential
+from .rules import CONTRADICTED, INCONCLUSIVE, SET_ASIDE, SUPPORTED, judge_gap, judge_nondecreasing
 
 THRESHOLD = {"exponential": 0.0, "logistic": math.log(math.log(2.0))}   # log ℓ(0)
 
@@ -113,5 +116,81 @@ def smoothed_margin(ctx: CheckContext) -> Outcome:
                            e.figures["threshold_step"], "γ̃ there": e.figures["gamma_first"],
                            "γ̃ at T": e.figures["gamma_last"], "smallest relative step": e.figures["min_relative_step"],
                            "steps down": e.figures["decreases"], "why": e.reason} for e in exs],
+                   counterexample=None if res.failing is None else
+                   {"example": res.failing.inputs, "reason": res.failing.reason})
+
+
+# ------------------------------------------------------------------ Ji & Telgarsky 2020: alignment on networks
+
+def network_alignment_gap(model, thetas, X, y, loss: str = "logistic") -> np.ndarray:
+    """1 − cos(θ, −∇ℒ(θ)) at every θ of `thetas`, computed as ‖θ/‖θ‖ − (−ĝ)/‖ĝ‖‖²/2 (no cancellation near 1) from the
+    log-frame gradient ĝ (∇ℒ = e^S ĝ, so its direction survives a loss far below float64's range); NaN where ĝ = 0."""
+    out = []
+    for th in thetas:
+        g = -flatten(losses.evaluate(model, th, X, y, loss, with_loss=False).ghat)
+        w = flatten(th)
+        ng, nw = np.linalg.norm(g), np.linalg.norm(w)
+        out.append(0.5 * float(np.sum((w / nw - g / ng) ** 2)) if ng > 0 and nw > 0 else math.nan)
+    return np.array(out)
+
+
+def network_alignment(ctx: CheckContext) -> Outcome:
+    """Ji & Telgarsky (NeurIPS 2020) on two-layer homogeneous networks: 1 − cos(θ_t, −∇ℒ(θ_t)) → 0. Each generated
+    example (strategies.network.network_example; a control with `examples_from` judges the very examples of the claim
+    it controls) is trained with the claim's optimizer (gronich_nets.run_example: 13 checkpoints over the last three
+    decades) and judged by rules.judge_gap on the gap over the last `decades` decades (bound = tolerance align_max,
+    falling by ≥ trend_drop over the last decade; a stable plateau or a rise at the largest horizon contradicts), an
+    undecided example extended ×10 up to `extensions` times. A run that does not separate the data at its horizon
+    (q_min ≤ 0) is outside the theorem (ℒ < ℓ(0) is its hypothesis): set aside and counted."""
+    p = ctx.params
+    loss = p.get("loss", "logistic")
+    bound, drop = ctx.tol("align_max"), ctx.tol("trend_drop")
+    decades = float(p.get("decades", 2.0))
+    steps = int(p["steps"])
+    cap = steps * 10 ** int(p.get("extensions", 1))
+    aside: list[str] = []
+    lines: list[str] = []
+    series: list[Series] = []
+
+    def evaluate(ex: dict) -> Example:
+        tag = example_tag(ex)
+
+        def at(T: int, final: bool) -> Example:
+            r, model, data, _ = run_example(ctx, ex, T)
+            if not r.q_min or r.q_min[-1] <= 0:
+                return Example(True, {}, description=tag, decision=SET_ASIDE if final else INCONCLUSIVE)
+            x = np.asarray(r.checkpoints, float)
+            gap = network_alignment_gap(model, r.thetas, data.X, data.y, loss)
+            ok = np.isfinite(gap)
+            dec = judge_gap(x[ok], gap[ok], bound, decades=decades, min_drop=drop, final=final)
+            k0 = np.flatnonzero(x >= x[-1] / 10 * (1 - 1e-9))[0]
+            return Example(True, {"gap": float(gap[-1]), "gap_decade_ratio": float(gap[-1] / gap[k0]),
+                                  "slope": dec.fit.slope if dec.fit else math.nan, "horizon": float(T)},
+                           {"gap": (x[ok].tolist(), np.maximum(gap[ok], 1e-18).tolist())},
+                           "" if dec.word == SUPPORTED else dec.reason, tag, dict(ex, steps=T), decision=dec.word)
+
+        e = sequential(at, steps, cap)
+        if e.word == SET_ASIDE:
+            aside.append(f"{tag} (not separating at the horizon)")
+            reject()
+        series.append(Series(tag, *e.curves["gap"], ylabel="1 − cos(θ, −∇ℒ)", group="alignment"))
+        lines.append(f"{tag}: {e.word} at T = {e.figures['horizon']:.2g}: 1 − cos {e.figures['gap']:.3g}"
+                     + (f" ({e.reason})" if e.reason else ""))
+        return e
+
+    res = run_property(family_ctx(ctx), network_example(), evaluate, set_aside=aside)
+    exs = res.examples
+    counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
+    gaps = [e.figures["gap"] for e in exs]
+    fig = (f"{counts}; 1 − cos(θ, −∇ℒ) = " + ", ".join(f"{v:.3g}" for v in gaps) + f" (need ≤ {bound:g}, falling)"
+           + (f"; {len(aside)} set aside" if aside else ""))
+    if res.failing is not None:
+        fig = f"counterexample: {res.failing.reason} ({res.failing.description})"
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig,
+                   figures={"max_gap": max(gaps) if gaps else math.nan, "set_aside": float(len(aside))},
+                   series=series, examples=len(exs), details=" | ".join(lines + [f"set aside: {a}" for a in aside]),
+                   table=[{"example": e.description, "decision": e.word, "horizon (steps)": e.figures["horizon"],
+                           "1 − cos(θ, −∇ℒ)": e.figures["gap"], "ratio (last decade)": e.figures["gap_decade_ratio"],
+                           "why not": e.reason} for e in exs],
                    counterexample=None if res.failing is None else
                    {"example": res.failing.inputs, "reason": res.failing.reason})

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from ibverify import losses, models
-from ibverify.checks.classic_nets import THRESHOLD, smoothed_margin_series
+from ibverify.checks.classic import alignment_gap
+from ibverify.checks.classic_nets import THRESHOLD, network_alignment_gap, smoothed_margin_series
 from ibverify.engine import run
 from ibverify.optim import OptimizerSpec
 
@@ -45,3 +46,24 @@ def test_block_gd_is_the_plain_gradient_step_on_a_two_layer_net():
             for k in th:
                 np.testing.assert_allclose(got[k], th[k], rtol=1e-13, atol=1e-15)
     assert r.engine == "reference"
+
+
+def test_network_alignment_gap_is_one_minus_cos_with_the_plain_gradient_and_the_linear_case():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((10, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.sign(X[:, 1] - 0.2)
+    model = models.make_model("two-layer", 3, width=5, q=2.0)
+    th = models.initial_point(model, 2, 0.5)
+    g = -np.concatenate([v.ravel() for v in losses.gradient(model, th, X, y).values()])
+    w = np.concatenate([v.ravel() for v in th.values()])
+    want = 1 - w @ g / (np.linalg.norm(w) * np.linalg.norm(g))
+    assert network_alignment_gap(model, [th], X, y)[0] == pytest.approx(want, rel=1e-10)
+    assert 0.01 < want < 1.99                                 # a generic point: not aligned
+    lin = models.make_model("linear", 3)
+    ws = np.array([[0.3, -0.2, 0.5], [3.0, 1.0, -2.0]])
+    Z = y[:, None] * X                                         # label-folded: the vector check's convention
+    np.testing.assert_allclose(network_alignment_gap(lin, [{"w": w_} for w_ in ws], X, y), alignment_gap(Z, ws),
+                               rtol=1e-10)
+    far = {k: 400.0 * v for k, v in th.items()}               # margins ~ 400³: the loss underflows, the direction not
+    assert np.isfinite(network_alignment_gap(model, [far], X, y)[0])
