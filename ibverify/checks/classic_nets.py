@@ -1,6 +1,6 @@
 """Classical implicit-bias theorems on homogeneous networks (issue 22, point 3).
 
-`smoothed_margin` — Lyu & Li (ICLR 2020), Thm 4.1 (gradient flow) and its gradient-descent version (their §4.2, a
+`smoothed_margin` — Lyu & Li (ICLR 2020), their main theorem (gradient flow) and its gradient-descent version (under a
 step-size condition): for an L-homogeneous model trained by GD with the exponential or logistic loss, once
 ℒ(θ) = Σ_i ℓ(q_i(θ)) < ℓ(0) (every sample classified correctly), the smoothed normalized margin
 
