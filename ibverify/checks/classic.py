@@ -26,7 +26,11 @@ schedule.
 
 Parameters beyond Soudry's: `halves` (default K, rho, slope; `norm` = ‖w‖ growing: judge_gap on 1/‖w‖, no bound),
 `lr_eps` (η = u·(2/β)·lr_eps: Adam with ε > 0 becomes GD with step η/ε once √v ≪ ε, so η/ε is held below 2/β),
-`full_batch` (batch size N), `beta2_range` / `beta1_max` (Adam: β2 drawn, β1 = v·min(β2, beta1_max), v ∈ [0, 1]).
+`full_batch` (batch size N), `beta2_range` / `beta1_max` (Adam: β2 drawn, β1 = v·min(β2, beta1_max), v ∈ [0, 1]),
+`smoothness` ("mean": β of the mean loss, the default; "per_sample": β_max = max_i ‖z_i‖²/4, the step condition of
+SGD), and for `order` reshuffle or replacement (SGD with `batch_size` < N) a sampler seed drawn per example.
+Nacson, Srebro, Soudry (AISTATS 2019): SGD with a fixed step, mini-batches sampled with reshuffling or with
+replacement, the same three halves as GD (the same ŵ2 log t form).
 Wang et al. (ICML 2021), Adam / RMSProp with ε > 0 → ŵ2 direction: halves K and norm (the direction statement; the
 GD-regime log rate is not theirs), with ε = 0 (full-batch Adam → ℓ∞) as the control.
 """
@@ -55,6 +59,15 @@ from .rules import FLOOR, SUPPORTED, all_of, judge_gap, judge_invariant, judge_s
 def logistic_smoothness(Z: np.ndarray) -> float:
     """β of the mean logistic loss (1/N) Σ log(1 + e^(−z_i·w)): λ_max(ZᵀZ)/(4N) (ℓ'' ≤ 1/4)."""
     return float(np.linalg.eigvalsh(Z.T @ Z).max() / (4 * Z.shape[0]))
+
+
+def per_sample_smoothness(Z: np.ndarray) -> float:
+    """β_max = max_i ‖z_i‖²/4: the largest smoothness of one sample's logistic loss log(1 + e^(−z_i·w)), which bounds
+    that of every mini-batch's mean loss (a mean of β_i-smooth functions is max_i β_i-smooth)."""
+    return float(np.max(np.sum(Z * Z, axis=1)) / 4.0)
+
+
+SMOOTHNESS = {"mean": logistic_smoothness, "per_sample": per_sample_smoothness}
 
 
 def decade_slopes(x, y) -> np.ndarray:
@@ -130,24 +143,32 @@ def log_rate(ctx: CheckContext) -> Outcome:
             lambda b: (b[1] * min(b[0], float(p.get("beta1_max", 1.0))), b[0]))
     else:
         bet = st.just(None)
-    strat = st.tuples(data, st.floats(*p["lr_fraction"]), bet)
+    if p.get("order", "cyclic") != "cyclic":   # SGD: the sample order's seed drawn per example
+        order_seed = st.integers(0, 2 ** 31 - 1)
+    else:
+        order_seed = st.just(None)   # draws nothing: the examples of the cyclic claims are unchanged
+    smooth = SMOOTHNESS[p.get("smoothness", "mean")]
+    strat = st.tuples(data, st.floats(*p["lr_fraction"]), bet, order_seed)
     per_decade = int(p.get("checkpoints_per_decade", 10))
 
     def evaluate(ex) -> Example:
-        cert, u, bet = ex
+        cert, u, bet, oseed = ex
         Z = cert.dataset.Z
         n, d = Z.shape
-        beta = logistic_smoothness(Z)
+        beta = smooth(Z)
         lr = u * 2.0 / beta * float(p.get("lr_eps", 1.0))
         over = {"lr": lr}
         if p.get("full_batch"):
             over["batch_size"] = n
         if bet is not None:
             over["beta1"], over["beta2"] = bet
+        if oseed is not None:
+            over["seed"] = oseed
         spec = OptimizerSpec.from_params(p, **over).resolved(n)
         scale = f"·{p['lr_eps']:g}" if "lr_eps" in p else ""
         desc = f"n={n} d={d} η={u:.2f}·2/β{scale}={lr:.3g} {spec.name}" + (
-            f" β1={bet[0]:.3g} β2={bet[1]:.4g} ε={spec.eps:g}" if bet is not None else "")
+            f" β1={bet[0]:.3g} β2={bet[1]:.4g} ε={spec.eps:g}" if bet is not None else "") + (
+            f" batch {spec.batch_size} {spec.order} (seed {oseed})" if oseed is not None else "")
 
         def at(T: int, final: bool) -> Example:
             r = run(Z, spec, T, checkpoints=int(per_decade * np.log10(T)) + 1, progress=step_progress(ctx, desc))
@@ -167,7 +188,7 @@ def log_rate(ctx: CheckContext) -> Outcome:
                     "crossing": (parts["slope"].fit.crossing if "slope" in parts and parts["slope"].fit
                                  and parts["slope"].fit.crossing else float("nan"))}
             return Example(True, figs, curves, "" if dec.word == SUPPORTED else dec.reason, desc,
-                           {"data": repr(cert), "lr": lr, "lr_fraction": u, "steps": T,
+                           {"data": repr(cert), "lr": lr, "lr_fraction": u, "steps": T, "order_seed": oseed,
                             "halves": {k: v.word for k, v in parts.items()}}, decision=dec.word)
 
         steps = int(round(float(p["steps"]) / u))   # every example covers the same η·t
@@ -349,5 +370,97 @@ def constrained_limit(ctx: CheckContext) -> Outcome:
                    series=[Series(e.description, *e.curves[k], ylabel=lab, group=k) for e in exs[:12]
                            for k, lab in (("distance", f"‖w − w_{target}‖/‖w_{target}‖"),
                                           ("rival", "relative distance to the other optimum"))],
+                   table=table, examples=len(exs), details=res.failing.reason if res.failing else "",
+                   counterexample=(dict(res.failing.inputs, reason=res.failing.reason) if res.failing else None))
+
+
+# ------------------------------------------------------------------ Ji & Telgarsky 2020: alignment with −∇L
+
+def neg_gradient_directions(Z: np.ndarray, ws: np.ndarray, loss: str = "logistic") -> np.ndarray:
+    """Unit vectors of −∇L(w) = Σ_i |ℓ'(z_i·w)| z_i (mean or sum: the same direction) at every row of ws, computed in
+    the log domain (weights e^{l_i − max l}, l_i = log|ℓ'(z_i·w)|), so a loss far below float64's range still gives
+    its direction. Rows whose gradient vanishes exactly give NaN."""
+    m = ws @ Z.T                                        # (checkpoints, n) margins
+    if loss == "logistic":
+        lw = -np.logaddexp(0.0, m)                       # log σ(−m) = log|ℓ'(m)|
+    elif loss == "exponential":
+        lw = -m
+    else:
+        raise IbverifyError(f"unknown loss {loss!r}; use logistic or exponential")
+    g = np.exp(lw - lw.max(axis=1, keepdims=True)) @ Z
+    nrm = np.linalg.norm(g, axis=1, keepdims=True)
+    return g / np.where(nrm > 0, nrm, np.nan)
+
+
+def alignment_gap(Z: np.ndarray, ws: np.ndarray, loss: str = "logistic", geometry: str = "l2") -> np.ndarray:
+    """1 − ⟨w, −∇L(w)⟩/(‖w‖ ‖∇L(w)‖_*) at every row of ws. "l2": 1 − cos, computed as ‖ŵ − ĝ‖²/2 (no cancellation
+    near 1); "linf": the ℓ∞/ℓ1 pairing 1 − ⟨w, −∇L⟩/(‖w‖_∞ ‖∇L‖_1) (sign descent's own geometry)."""
+    gh = neg_gradient_directions(Z, ws, loss)
+    if geometry == "l2":
+        wh = ws / np.linalg.norm(ws, axis=1, keepdims=True)
+        return 0.5 * np.sum((wh - gh) ** 2, axis=1)
+    if geometry == "linf":
+        return 1.0 - np.sum(ws * gh, axis=1) / (np.max(np.abs(ws), axis=1) * np.sum(np.abs(gh), axis=1))
+    raise IbverifyError(f"unknown alignment geometry {geometry!r}; use l2 or linf")
+
+
+def gradient_alignment(ctx: CheckContext) -> Outcome:
+    """Ji & Telgarsky (NeurIPS 2020): gradient flow / GD on a homogeneous model with an exponentially tailed loss
+    aligns its parameters with the negative gradient, ⟨θ, −∇L⟩/(‖θ‖‖∇L‖) → 1; here the linear model (degree 1). Each
+    example draws non-degenerate discriminating GR data (as `log_rate`) and u in `lr_fraction`, runs the claim's
+    optimizer at η = u·2/β (β the mean logistic loss's smoothness) for `steps`/u steps from w = 0, and judges the gap
+    1 − cos(w_t, −∇L(w_t)) (params.geometry "l2"; "linf": the ℓ∞/ℓ1 pairing) by rules.judge_gap: supported when
+    ≤ tolerance align_max at the horizon and falling (fitted slope over the last `decades` decades, ≥ trend_drop over
+    the last decade); contradicted by a stable plateau or a rise at the largest horizon; extended ×10 up to
+    `extensions` times while inconclusive."""
+    p = ctx.params
+    geometry = p.get("geometry", "l2")
+    bound, drop = ctx.tol("align_max"), ctx.tol("trend_drop")
+    decades = float(p.get("decades", 2.0))
+    data = S.nondegenerate(S.data(p.get("dataset", "gr"), discriminate=True, **_size_kw(p)),
+                           float(p["slack_min"]), float(p["dual_min"]), float(p.get("rate_min", 0.0)))
+    strat = st.tuples(data, st.floats(*p["lr_fraction"]))
+    per_decade = int(p.get("checkpoints_per_decade", 10))
+
+    def evaluate(ex) -> Example:
+        cert, u = ex
+        Z = cert.dataset.Z
+        n, d = Z.shape
+        lr = u * 2.0 / logistic_smoothness(Z)
+        spec = OptimizerSpec.from_params(p, lr=lr).resolved(n)
+        desc = f"n={n} d={d} η={u:.2f}·2/β={lr:.3g} {spec.name}"
+
+        def at(T: int, final: bool) -> Example:
+            r = run(Z, spec, T, checkpoints=int(per_decade * np.log10(T)) + 1, progress=step_progress(ctx, desc))
+            x = r.checkpoints.astype(float)
+            gap = alignment_gap(Z, r.ws, spec.loss, geometry)
+            dec = judge_gap(x, gap, bound, decades=decades, min_drop=drop, final=final)
+            k0 = np.flatnonzero(x >= x[-1] / 10 * (1 - 1e-9))[0]
+            figs = {"gap": float(gap[-1]), "gap_decade_ratio": float(gap[-1] / gap[k0]) if gap[k0] > 0 else math.nan,
+                    "lr": lr, "slope": dec.fit.slope if dec.fit else math.nan,
+                    "crossing": dec.fit.crossing if dec.fit and dec.fit.crossing else math.nan}
+            return Example(True, figs, {"gap": (x.tolist(), np.maximum(gap, 1e-18).tolist())},
+                           "" if dec.word == SUPPORTED else dec.reason, desc,
+                           {"data": repr(cert), "lr": lr, "lr_fraction": u, "steps": T}, decision=dec.word)
+
+        steps = int(round(float(p["steps"]) / u))
+        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)))
+
+    res = run_property(ctx, strat, evaluate)
+    exs = res.examples
+    counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
+    gaps = [e.figures["gap"] for e in exs]
+    label = {"l2": "1 − cos(w, −∇L)", "linf": "1 − ⟨w, −∇L⟩/(‖w‖∞‖∇L‖1)"}[geometry]
+    fig = (f"{counts}; {label} = " + ", ".join(f"{v:.3g}" for v in gaps) + f" (need ≤ {bound:g}, falling); ×"
+           + ", ".join(f"{e.figures['gap_decade_ratio']:.3g}" for e in exs) + " over the last decade")
+    if res.failing is not None:
+        fig = f"counterexample: {res.failing.reason} ({res.failing.description})"
+    table = [{"example": e.description, "decision": e.word, "horizon (steps)": e.inputs["steps"],
+              label: e.figures["gap"], "ratio (last decade)": e.figures["gap_decade_ratio"],
+              "slope": e.figures["slope"], "why not": e.reason}
+             for e in exs]
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure=fig,
+                   figures={"max_gap": max(gaps), "min_gap": min(gaps)},
+                   series=[Series(e.description, *e.curves["gap"], ylabel=label, group="alignment") for e in exs[:12]],
                    table=table, examples=len(exs), details=res.failing.reason if res.failing else "",
                    counterexample=(dict(res.failing.inputs, reason=res.failing.reason) if res.failing else None))

@@ -31,6 +31,10 @@ Three-valued decisions of an asymptotic statement at a finite horizon (one examp
                                        a gap that must tend to 0 like 1/scale (scale → ∞, e.g. ‖w‖∞): judge_gap
                                        on the gap and judge_invariant on gap·scale; SUPPORTED needs both (and the
                                        scale growing), either contradiction CONTRADICTS at `final`
+    judge_nondecreasing(x, y, rtol, …) a quantity that must never decrease (a monotone Lyapunov function):
+                                       CONTRADICTED by one step down by more than rtol (relative) at any checkpoint,
+                                       whatever the horizon; SUPPORTED when no step goes down and the judged
+                                       checkpoints (≥ 3) span ≥ `decades` decades; INCONCLUSIVE otherwise
     all_of(decisions)                  several halves of one claim on one example: SUPPORTED when every half supports,
                                        CONTRADICTED when any half contradicts, else INCONCLUSIVE (reasons joined)
     tally(decisions, min_supported)    claim level: holds needs ≥ min_supported SUPPORTED and no
@@ -308,6 +312,31 @@ def judge_rate_invariant(x, gap, scale, bound: float, *, rise: float = 2.0, deca
     if CONTRADICTED in (gd.word, inv.word):
         return Decision(CONTRADICTED if final else INCONCLUSIVE, text + ("" if final else ", to be extended"), gd.fit)
     return Decision(INCONCLUSIVE, text, gd.fit)
+
+
+def judge_nondecreasing(x, y, rtol: float, *, decades: float = 2.0, points: int = 3) -> Decision:
+    """y must not decrease from one checkpoint to the next (a pointwise, horizon-free inequality).
+    CONTRADICTED when some y[k+1] < y[k] − rtol·max(|y[k]|, |y[k+1]|) (rtol: the floating-point allowance of
+    evaluating y), at any horizon (a decrease is a counterexample however early); SUPPORTED when there is none and the
+    ≥ `points` finite checkpoints span ≥ `decades` decades of steps; INCONCLUSIVE otherwise. Non-finite values are
+    skipped."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(ya) & (xa > 0)
+    xa, ya = xa[ok], ya[ok]
+    if len(ya) >= 2:
+        allow = rtol * np.maximum(np.abs(ya[:-1]), np.abs(ya[1:]))
+        drop = ya[:-1] - ya[1:] - allow
+        k = int(np.argmax(drop))
+        if drop[k] > 0:
+            rel = (ya[k + 1] - ya[k]) / abs(ya[k])
+            return Decision(CONTRADICTED, f"decreases {ya[k]:.6g} → {ya[k + 1]:.6g} (relative {rel:.3g}) "
+                                          f"between steps {xa[k]:.3g} and {xa[k + 1]:.3g}")
+    if len(ya) < points or xa[-1] < xa[0] * 10 ** decades * (1 - 1e-9):
+        span = math.log10(xa[-1] / xa[0]) if len(ya) else 0.0
+        return Decision(INCONCLUSIVE, f"{len(ya)} checkpoint(s) over {span:.2g} decades (needs ≥ {points} over "
+                                      f"≥ {decades:g})")
+    return Decision(SUPPORTED, f"non-decreasing at all {len(ya)} checkpoints over {math.log10(xa[-1] / xa[0]):.2g} "
+                               f"decades ({ya[0]:.4g} → {ya[-1]:.4g})")
 
 
 def all_of(decisions: dict[str, Decision]) -> Decision:

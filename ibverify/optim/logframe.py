@@ -1,7 +1,8 @@
 """Block optimizers as chains of tiny transforms (optax-like), full batch, float64, log frame.
 
 Gradients arrive in a log frame: `Scaled(blocks=ĝ, log_scale=S)` means ∇ℒ = e^S ĝ (see loss.py). Every method
-here is invariant to one common positive rescaling of the whole gradient history, so the frame is exact:
+here but plain GD (`unscale`, below) is invariant to one common positive rescaling of the whole gradient history, so
+the frame is exact:
 moments are stored as `Scaled` too (m = e^{s_m} m̂ with max|m̂| = 1); when a new gradient arrives the two
 terms are brought to the larger scale (m̂ ← β e^{s_m−s} m̂ + (1−β) e^{S−s} ĝ, s = max(s_m, S)), so nothing
 overflows and only terms that are negligible in float64 anyway can flush to zero. Adam's v is kept the same
@@ -12,6 +13,8 @@ Transforms (update θ ← θ − u, u the chain's output):
   ema(β)                 m_k = β m_{k−1} + (1−β) g_k, m_0 = 0                     (Scaled → Scaled)
   adam(β1, β2, bc, ε)    m_k, v_k EMAs of g, g²; d = m̂_k/(√v̂_k + ε), m̂ = m/(1−β1^k), v̂ = v/(1−β2^k)
                          (bc=False drops the corrections); 0/0 := 0                 (Scaled → direction)
+  unscale()              d = e^S ĝ = g, the plain gradient (GD: the one chain that is not invariant to a rescaling of g;
+                         exact while e^S is a float64 number, an underflow of e^S with ĝ ≠ 0 is counted)
   normalize_l2()         d = m/‖m‖_2 (jointly over blocks)
   sign()                 d = sign(m)
   polar()                d_k = U_kV_kᵀ for m_k = U_kΣ_kV_kᵀ (exact SVD; 1-D block = row: m_k/‖m_k‖)
@@ -197,6 +200,20 @@ class Adam(Transform):
 
 def _unscaled(x) -> Params:
     return x.blocks if isinstance(x, Scaled) else x
+
+
+class Unscale(Transform):
+    """d = e^S ĝ: the gradient itself (plain GD). Not invariant to a rescaling of g, so the frame is left here: exact
+    while e^S is a float64 number (a GD run's loss and gradient shrink like 1/t, far from underflow); e^S flushing to 0
+    while ĝ ≠ 0 is counted as `gradient_underflow` (the step is then 0), never silent."""
+
+    def update(self, x, state, t, ctr):
+        if not isinstance(x, Scaled):
+            return x, state
+        e = math.exp(min(x.log_scale, 700.0))
+        if e == 0.0 and _maxabs(x.blocks) > 0:
+            ctr.hit("gradient_underflow")
+        return {k: e * v for k, v in x.blocks.items()}, state
 
 
 class NormalizeL2(Transform):
@@ -456,6 +473,7 @@ class Optimizer:
 def _direction(name: str, spec: OptimizerSpec) -> Chain:
     """The chain of `name` before its schedule: each optimizer of the table in one line."""
     return {
+        "gd": lambda: Chain(Unscale()),
         "nsd-l2": lambda: Chain(NormalizeL2()),
         "nsd-linf": lambda: Chain(Sign()),
         "nsd-spectral": lambda: Chain(Polar()),

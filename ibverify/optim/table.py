@@ -107,7 +107,11 @@ ROWS = (
                                             "not ℓ∞"}),
     OptimizerInfo("adam-proxy", "baek", "AdamProxy: w ← w − η_t g ⊘ √(Σ_i g_i²) (per-sample gradients g_i)",
                   "adaptive", ("vector",), _impl(VEC), {}, "full"),
-    OptimizerInfo("gd", "baek", "gradient descent: w ← w − η_t g", "l2", ("vector",), _impl(VEC)),
+    OptimizerInfo("gd", "baek", "gradient descent: θ ← θ − η_t g (block models: the numpy reference only; Lyu & Li "
+                  "2020, Ji & Telgarsky 2020)", "l2", ("vector", "block"), _impl(VEC, ("reference",)),
+                  skips={m: "plain GD on block models has the numpy reference only (slow) and approaches its limit "
+                            "like 1/log t: `ibverify bias` judges GD on the linear model"
+                         for m in ("matrix", "two-layer")}),
     OptimizerInfo("nsd-l2", "gronich", "normalized GD: θ ← θ − η_t g/‖g‖₂", "l2", ("vector", "block"),
                   _impl(VEC, BLK), aliases=("ngd",), by_model={"vector": {"lr": 0.1}, "block": {"lr": 0.5}}),
     OptimizerInfo("nsd-linf", "gronich", "sign descent: θ ← θ − η_t sign(g)", "linf", ("block",), _impl(block=BLK)),

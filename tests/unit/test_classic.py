@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from ibverify import IbverifyError
-from ibverify.checks.classic import (decade_slopes, gaussian_l1_dataset, logistic_smoothness, soudry_decision,
-                                     soudry_series)
+from ibverify.checks.classic import (alignment_gap, decade_slopes, gaussian_l1_dataset, logistic_smoothness,
+                                     neg_gradient_directions, per_sample_smoothness, soudry_decision, soudry_series)
 from ibverify.checks.per_sample import gap_series
 from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from ibverify.oracles import max_margin, normalized_margin
@@ -37,6 +37,59 @@ def test_logistic_smoothness_bounds_the_hessian_and_is_attained_at_zero():
         s = 1 / (1 + np.exp(-(Z @ w)))
         H = (Z * (s * (1 - s))[:, None]).T @ Z / len(Z)
         assert np.linalg.eigvalsh(H).max() <= beta * (1 + 1e-12)
+
+
+def test_per_sample_smoothness_bounds_every_mini_batch_hessian_and_is_attained():
+    beta = per_sample_smoothness(Z)
+    assert beta == pytest.approx(max(np.sum(Z * Z, axis=1)) / 4, rel=1e-15)
+    assert beta >= logistic_smoothness(Z) * (1 - 1e-12)       # the mean loss is smoother than its worst sample
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(50):
+        w = 0.3 * rng.standard_normal(3)
+        batch = rng.choice(len(Z), size=rng.integers(1, len(Z) + 1), replace=False)
+        s = 1 / (1 + np.exp(-(Z[batch] @ w)))
+        H = (Z[batch] * (s * (1 - s))[:, None]).T @ Z[batch] / len(batch)
+        worst = max(worst, np.linalg.eigvalsh(H).max() / beta)
+    assert worst <= 1 + 1e-12 and worst > 0.5                  # a bound, and not a loose one near w = 0
+    i = int(np.argmax(np.sum(Z * Z, axis=1)))                  # one sample at w = 0: ℓ''(0)‖z_i‖² = β_max exactly
+    assert np.linalg.eigvalsh(np.outer(Z[i], Z[i]) / 4).max() == pytest.approx(beta, rel=1e-12)
+
+
+def test_neg_gradient_direction_in_the_log_domain_matches_the_plain_gradient_and_survives_underflow():
+    w = np.array([0.4, -0.1, 0.2])
+    s = 1 / (1 + np.exp(Z @ w))                                # |ℓ'(z·w)| = σ(−z·w)
+    g = s @ Z
+    np.testing.assert_allclose(neg_gradient_directions(Z, w[None])[0], g / np.linalg.norm(g), rtol=1e-12)
+    e = np.exp(-(Z @ w)) @ Z
+    np.testing.assert_allclose(neg_gradient_directions(Z, w[None], "exponential")[0], e / np.linalg.norm(e),
+                               rtol=1e-12)
+    far = 1e4 * w / np.min(Z @ w)                              # every margin ≥ 1e4: e^(−margin) underflows float64
+    d = neg_gradient_directions(Z, far[None])[0]
+    k = int(np.argmin(Z @ far))
+    assert np.all(np.isfinite(d)) and np.linalg.norm(d - Z[k] / np.linalg.norm(Z[k])) < 1e-12   # the closest sample
+
+
+def test_alignment_gap_is_zero_on_the_svm_limit_and_positive_on_a_wrong_direction():
+    ref = max_margin(Z, "l2")
+    sv = ref.duals > 1e-6 * ref.duals.max()                    # support vectors 0 and 3
+    rho = np.linalg.lstsq(Z[sv], -np.log(ref.duals[sv]), rcond=None)[0]   # z_i·ρ = −log α_i on the SVs
+    hat = ref.direction / ref.margin
+    ws = np.array([c * hat + rho for c in (10.0, 100.0, 1000.0)])   # Soudry's w = ŵ ln t + ρ, ln t = c
+    gap = alignment_gap(Z, ws, "exponential")                  # weights e^(−c) α_i on the SVs: −∇L ∝ Σ α_i z_i ∝ ŵ2
+    assert np.all(np.diff(gap) < 0) and gap[-1] < 1e-5 and gap[0] > 1e-4
+    ratio = gap[1:] / gap[:-1]                                 # the remaining gap is cos(w, ŵ2)'s: ~‖ρ⊥‖²/(2c²‖ŵ‖²)
+    np.testing.assert_allclose(ratio, 0.01, rtol=0.25)
+    inf = max_margin(Z, "linf")                                # an ℓ∞ max-margin direction, not an ℓ2 KKT one
+    wrong = alignment_gap(Z, 1e4 * inf.direction[None])[0]
+    assert wrong > 0.01
+    x = np.array([0.3, -0.4, 0.5])
+    gh = neg_gradient_directions(Z, x[None])[0]
+    assert alignment_gap(Z, x[None])[0] == pytest.approx(1 - x @ gh / np.linalg.norm(x), rel=1e-9)
+    assert alignment_gap(Z, x[None], geometry="linf")[0] == pytest.approx(
+        1 - x @ gh / (np.max(np.abs(x)) * np.sum(np.abs(gh))), rel=1e-12)
+    with pytest.raises(IbverifyError):
+        alignment_gap(Z, x[None], geometry="l3")
 
 
 def _soudry_run(coef=1.0, offset=(0.3, -0.2, 0.1), growth="log"):

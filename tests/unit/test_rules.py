@@ -242,3 +242,24 @@ def test_all_of_supports_only_when_every_half_supports_and_any_contradiction_dec
     assert "K: supported (s)" in d.reason and "slope: inconclusive (i)" in d.reason
     with pytest.raises(ValueError):
         all_of({})
+
+
+def test_judge_nondecreasing_each_side_decides_alone():
+    from ibverify.checks.rules import judge_nondecreasing
+    x = np.logspace(1, 4, 37)
+    up = 1.0 - 1.0 / np.log(x)                                   # rising over three decades
+    assert judge_nondecreasing(x, up, 1e-9).word == SUPPORTED
+    dip = up.copy()
+    dip[5] = dip[4] * (1 - 1e-6)                                 # one step down, early, by far more than the allowance
+    d = judge_nondecreasing(x, dip, 1e-9)
+    assert d.word == CONTRADICTED and "decreases" in d.reason    # at any horizon: no `final` needed
+    assert judge_nondecreasing(x[:8], dip[:8], 1e-9).word == CONTRADICTED   # even on a run too short to support
+    flat = np.full_like(x, 0.3)
+    flat[10] *= 1 - 1e-12                                        # a wobble within the float allowance
+    assert judge_nondecreasing(x, flat, 1e-9).word == SUPPORTED
+    assert judge_nondecreasing(x, flat, 1e-13).word == CONTRADICTED
+    assert judge_nondecreasing(x[:10], up[:10], 1e-9).word == INCONCLUSIVE   # < 2 decades of checkpoints
+    assert judge_nondecreasing(x[:2], up[:2], 1e-9, decades=0.0).word == INCONCLUSIVE   # < 3 points
+    bad = up.copy()
+    bad[3] = np.nan                                              # non-finite values are skipped
+    assert judge_nondecreasing(x, bad, 1e-9).word == SUPPORTED
