@@ -125,9 +125,14 @@ def _two_layer_grad(X, y, th, m, qpow, loss, H, D, WT, GT, qv, lw, c, g):
                 h[j] = max(r, 0.0)
         else:
             for j in range(m):
-                r = max(h[j], 0.0)
-                h[j] = r ** qpow
-                ds[j] = qpow * r ** (qpow - 1.0)
+                r = h[j]
+                if r > 0.0:   # one power per active unit: σ = r·r^(q−1), σ' = q·r^(q−1)
+                    u = r ** (qpow - 1.0)
+                    h[j] = r * u
+                    ds[j] = qpow * u
+                else:
+                    h[j] = 0.0
+                    ds[j] = 0.0
         out = 0.0
         for j in range(m):
             out += h[j] * a[j]
@@ -201,10 +206,12 @@ def _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g):
 @nb.njit(**_JIT)
 def _relu_q(h, qpow):
     """(σ(h), σ'(h)) for σ(z) = max(0, z)^q, q > 1."""
-    r = max(h, 0.0)
+    if not h > 0.0:   # σ = σ' = 0 (and no power computed: half the units of a ReLU net)
+        return 0.0, 0.0
     if qpow == 2.0:
-        return r * r, 2.0 * r
-    return r ** qpow, qpow * r ** (qpow - 1.0)
+        return h * h, 2.0 * h
+    u = h ** (qpow - 1.0)   # one power: σ = h·h^(q−1), σ' = q·h^(q−1)
+    return h * u, qpow * u
 
 
 @nb.njit(**_JIT)
