@@ -104,7 +104,8 @@ def cmd_adam_batch(a) -> None:
     for b, name in ((None, "full-batch Adam"), (1, "per-sample Adam")):
         spec = OptimizerSpec.from_params({**PAPER1_ADAM, "beta2": a.beta2}, name="adam")
         results.append(measure(name, "two-layer", spec, probs, a.first, a.cap, batch=b))
-    save(results, Path(a.out or FIG / "beyond-adam-batch.json"),
+    save(results, Path(a.out or FIG / f"beyond-adam-batch{'' if a.beta2 == 0.999 else f'-b2-{a.beta2:g}'}"
+                                      f"{'' if a.seed == 0 else f'-seed{a.seed}'}.json"),
          f"Adam (ε = 0, no bias correction, β1 = 0.9, β2 = {a.beta2}, lr 0.1, lr_decay 0.83), full batch vs "
          "per-sample (cyclic), two-layer ReLU² net")
 
@@ -143,9 +144,19 @@ def cmd_plot(a) -> None:
     matplotlib.rcParams["svg.fonttype"] = "none"
     style = {"l2": ("C0", "ℓ2"), "linf": ("C1", "ℓ∞"), "msp": ("C2", "max-spectral"), "hybrid": ("C4", "hybrid"),
              "spectral": ("C2", "spectral")}
+    docs = {}
     for src in sorted(FIG.glob("beyond-*.json")):
-        stem = src.stem.removeprefix("beyond-")
-        doc = json.loads(src.read_text())
+        stem, doc = src.stem.removeprefix("beyond-"), json.loads(src.read_text())
+        if "-seed" in stem:   # per-seed reruns of one measurement: one figure, a row block per seed
+            base, seed = stem.rsplit("-seed", 1)
+            for r in doc["results"]:
+                r["name"] = f"{r['name']} (seed {seed})"
+            if base in docs:
+                docs[base]["results"] += doc["results"]
+                continue
+            stem = base
+        docs[stem] = doc
+    for stem, doc in docs.items():
         res = doc["results"]
         cols = min(5, max(len(r["datasets"]) for r in res))
         rows_of = [-(-len(r["datasets"]) // cols) for r in res]
@@ -181,7 +192,7 @@ def cmd_plot(a) -> None:
         fig.supxlabel("step t (scored checkpoints of the last two decades)", fontsize=7)
         fig.suptitle(f"{doc['what']}\n{doc['date']}, commit {doc['commit']}; S/C/I/A = supported / contradicted / "
                      "inconclusive / set aside", fontsize=7)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (1.9 * sum(rows_of) + 0.6)))
         out = Path(a.to or FIG) / f"beyond-{stem}.{a.ext}"
         fig.savefig(out, metadata={"Date": None})
         plt.close(fig)
