@@ -206,6 +206,7 @@ class Judged:
     slope: float          # fitted log-log slope of the value over the last decade(s)
     horizon: int
     quantity: str         # what `value` is
+    curve: tuple | None = None   # (steps, values) of the judged quantity at the horizon's scored checkpoints
 
     def to_json(self) -> dict:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
@@ -233,7 +234,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             elif d.word == rules.INCONCLUSIVE:
                 reason += f" (the 1/‖θ‖_{g} route, bound {SLOW_BOUND:g}: {slow.reason})"
         fit = d.fit or rules.window_fit(x, gap, BOUND, decades)
-        own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap")
+        own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap", (x.tolist(), gap.tolist()))
     out = dict(own)
     for g in own:
         if own[g].word == rules.CONTRADICTED:
@@ -243,7 +244,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             if h != g and jh.word == rules.SUPPORTED and off > BOUND:
                 out[g] = Judged(rules.CONTRADICTED, f"the run goes to the certified {h} optimum ({jh.reason}), whose "
                                 f"{g} margin gap is {off:.3g} > {BOUND:g}; own gap {own[g].reason}",
-                                own[g].value, own[g].slope, horizon, "margin_gap")
+                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve)
                 break
     return out
 
@@ -269,9 +270,12 @@ def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
     return r.checkpoints, gaps, scales
 
 
-def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None) -> dict[str, Judged]:
+def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None,
+                  batch: int | None = None) -> dict[str, Judged]:
+    """Every geometry of the two-layer net on one dataset at horizon T (module docstring); `batch`: cyclic
+    mini-batches of that many samples per step (engine.block.run), else full batch."""
     r = run(pr.data, spec, T, model=pr.model, init_seed=pr.init_seed, init_scale=0.5, checkpoints=_checkpoints(T),
-            warn=False, progress=progress)
+            warn=False, progress=progress, batch=batch)
     if not r.q_min or r.q_min[-1] <= 0:
         dead = bool(r.q_min) and r.q_min[-1] == 0   # every unit dead (f ≡ 0): no longer run helps
         word = rules.SET_ASIDE if final or dead else rules.INCONCLUSIVE
@@ -292,19 +296,24 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
             word, reason = (rules.SET_ASIDE if final else rules.INCONCLUSIVE), f"outside (T2): {t2.reason}"
         elif word == rules.SUPPORTED and t2.word != rules.SUPPORTED:
             word, reason = rules.INCONCLUSIVE, f"(T2) not yet shown: {t2.reason}"
-        out[g] = Judged(word, reason, float(j.figures["residual"]), float(j.rates["residual"].slope), T, "residual")
+        out[g] = Judged(word, reason, float(j.figures["residual"]), float(j.rates["residual"].slope), T, "residual",
+                        (list(sc.steps), list(sc.residual[g])))
     return out
 
 
 def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
-                  progress=None) -> dict[str, Judged]:
-    """Every geometry of `model` on one dataset, extended ×10 while any is undecided (prop.sequential)."""
-    first, cap = HORIZONS[tier][model]
+                  progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None
+                  ) -> dict[str, Judged]:
+    """Every geometry of `model` on one dataset, extended ×10 while any is undecided (prop.sequential); `horizons`
+    (first, cap) instead of the tier's; `batch` (two-layer only): cyclic mini-batches (judge_network)."""
+    first, cap = horizons or HORIZONS[tier][model]
+    if batch is not None and model != "two-layer":
+        raise IbverifyError("batch applies to the two-layer model only here")
     seen = {}
 
     def at(T: int, final: bool) -> Example:
         if model == "two-layer":
-            out = judge_network(pr, spec, T, final, progress)
+            out = judge_network(pr, spec, T, final, progress, batch)
         else:
             x, gaps, scales = (run_linear if model == "linear" else run_matrix)(pr, spec, T, progress)
             out = judge_degree1(x, gaps, scales, pr.offsets, final, T)
@@ -342,11 +351,11 @@ def _evidence_line(per: list[Judged]) -> str:
 
 
 def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | None = None, say=lambda s: None,
-                 progress=None) -> dict:
+                 progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None) -> dict:
     """The per-model answer: supported / contradicted / inconclusive geometries with their evidence. `problems` is
     a list or an iterator (`draws`): k datasets are judged, a dataset set aside in every geometry (a network that
     never separates its data) being replaced by the next one, at most k times. `spec` is resolved per dataset (the
-    vector model's full batch is the dataset's n)."""
+    vector model's full batch is the dataset's n). `batch`, `horizons`: as judge_dataset."""
     problems = iter(problems)
     used, results, specs, aside = [], [], [], []
     t0 = time.process_time()
@@ -357,7 +366,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
             break
         say(f"{model}: dataset {len(used) + 1}/{k} ({pr.tag})")
         sp = resolved_spec(spec, model, pr.data.n)
-        res = judge_dataset(model, pr, sp, tier, progress)
+        res = judge_dataset(model, pr, sp, tier, progress, batch, horizons)
         if all(j.word == rules.SET_ASIDE for j in res.values()) and len(aside) < k:
             aside.append({"dataset": pr.tag, "reason": next(iter(res.values())).reason})
             say(f"{model}: {pr.tag} set aside ({aside[-1]['reason']}); drawing another")

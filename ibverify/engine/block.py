@@ -75,8 +75,14 @@ def _record(out: _Trace, G, t: int, theta: Params, new: Params, ev, nu: float, m
 def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = "logistic",
         checkpoints: list[int] | None = None, sig: float = 1e-3, engine: str | None = None,
         progress: Callable[[int, int], None] | None = None, save_to: str | None = None,
-        save_every: float = 5.0, resume: bool = False, chunk: int | None = None) -> Run:
+        save_every: float = 5.0, resume: bool = False, chunk: int | None = None, batch: int | None = None) -> Run:
     """Train for `steps` full-batch steps from theta0; record at `checkpoints` (default: log-spaced).
+
+    batch: the gradient of step t is that of the loss over `batch` samples in cyclic order, positions
+    (t−1)·batch, …, t·batch − 1 of 0, 1, …, n−1, 0, 1, … (paper 1's per-sample / mini-batch convention; batch 1
+    = per-sample, batch n = full batch, bit-identical to batch None). η_t counts steps, not epochs. The
+    checkpoints' records (log ℒ, min q_i, alignment) are taken over the full batch. Compiled: one kernel call
+    per step on its window (no checkpoint files); reference: the numpy loop on X[window].
 
     engine: "compiled" (numba kernels of ibverify.engine.network, same log frame; resumable with
     save_to/resume), "reference" (this module's numpy loop over the transform chains of optim.py), or None:
@@ -91,6 +97,12 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
         raise IbverifyError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     if steps < 1:
         raise IbverifyError(f"number of steps must be >= 1, got {steps}")
+    n = len(y)
+    if batch is not None:
+        if not 1 <= int(batch) <= n:
+            raise IbverifyError(f"batch must be in 1..{n}, got {batch}")
+        if save_to or resume:
+            raise IbverifyError("mini-batch block runs (batch) keep no checkpoint files")
     t0 = time.perf_counter()
     if engine != "reference":
         try:
@@ -101,26 +113,31 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
             prob = None
         if prob is not None:
             out = _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress,
-                                save_to, save_every, resume, chunk)
+                                save_to, save_every, resume, chunk, batch)
             out.seconds = time.perf_counter() - t0
             return out
     if save_to or resume:
         raise IbverifyError("checkpoint files (save_to/resume) need the compiled engine")
-    out = _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress)
+    out = _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress, batch)
     out.seconds = time.perf_counter() - t0
     return out
 
 
-def _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress) -> Run:
+def _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress, batch=None) -> Run:
     cps = set(int(c) for c in (log_checkpoints(steps, 16) if checkpoints is None else checkpoints))
     theta = copy(theta0)
     opt.init(theta)
     out, underflow, diverged = _Trace(), {}, False
     G = opt.geometry
+    n = len(y)
     for t in range(1, steps + 1):
-        ev = evaluate(model, theta, X, y, loss, with_loss=t in cps)
-        g = Scaled(ev.ghat, ev.log_scale)
-        if ev.underflow_samples == len(ev.q):
+        ev = evaluate(model, theta, X, y, loss, with_loss=t in cps) if batch is None or t in cps else None
+        eb = ev
+        if batch is not None:   # cyclic mini-batch of step t: positions (t−1)·b … t·b − 1 of 0, 1, …, n−1, 0, 1, …
+            idx = ((t - 1) * int(batch) + np.arange(int(batch))) % n
+            eb = evaluate(model, theta, X[idx], y[idx], loss, with_loss=False)
+        g = Scaled(eb.ghat, eb.log_scale)
+        if eb.underflow_samples == len(eb.q):
             underflow["all_weights"] = underflow.get("all_weights", 0) + 1
         new = opt.step(theta, g)
         if t in cps:
@@ -139,7 +156,7 @@ CHUNK_WORK = 1 << 22  # multiply-adds per kernel call, about: paces progress, sa
 
 
 def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress, save_to,
-                  save_every, resume, chunk=None) -> Run:
+                  save_every, resume, chunk=None, batch=None) -> Run:
     """The compiled loop: chunks up to step t−1 of each checkpoint t, then step t alone with its diagnostics.
 
     Each checkpoint's record is one row [θ_t, log ℒ, q_min, align, track, adam_dev], so a saved run resumes
@@ -149,6 +166,8 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
                   if 1 <= int(c) <= steps})
     opt.init(copy(theta0))
     st = NR.NetState(prob, theta0)
+    if batch is not None:
+        st.set_batch(int(batch))
     P = prob.size
     rows = np.full((len(cps), P + 5), np.nan)
     key = NR.RunKey(prob, theta0, steps)

@@ -9,6 +9,7 @@ continue (θ, moments, frames, step, counters) as flat arrays, in the layout tha
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,10 +155,31 @@ class NetState:
         self.t = 0
         self.sampler = _NoSampler()
         self.diverged = False
+        self.windows = None   # mini-batch runs (set_batch): the cyclic windows' (X, y), one per step of a period
+
+    def set_batch(self, b: int) -> None:
+        """Cyclic mini-batches of b samples: step t's gradient is over positions (t−1)·b, …, t·b − 1 of
+        0, 1, …, n−1, 0, 1, … (window j = t − 1 mod n/gcd(n, b)); the kernel runs one step per call on its window."""
+        n = self.prob.X.shape[0]
+        period = n // math.gcd(n, int(b))
+        idx = [(j * int(b) + np.arange(int(b))) % n for j in range(period)]
+        self.windows = [(np.ascontiguousarray(self.prob.X[i]), np.ascontiguousarray(self.prob.y[i])) for i in idx]
 
     def advance(self, steps: int) -> int:
         p = self.prob
         sc = self.s.reshape(-1, NK.N_SC)
+        if self.windows is not None:
+            done = 0
+            for _ in range(int(steps)):
+                Xb, yb = self.windows[self.t % len(self.windows)]
+                k = NK.advance(p.model_code, p.dims, p.qpow, Xb, yb, p.loss, p.blocks, p.granges, p.gcfg, self.w,
+                               self.m, self.v, sc, self.t, 1, self.diag)
+                self.t += int(k)
+                done += int(k)
+                if k < 1:
+                    self.diverged = True
+                    break
+            return done
         done = NK.advance(p.model_code, p.dims, p.qpow, p.X, p.y, p.loss, p.blocks, p.granges, p.gcfg, self.w, self.m,
                           self.v, sc, self.t, int(steps), self.diag)
         self.t += int(done)
