@@ -53,3 +53,24 @@ def _hypothesis_draws_independent_of_imports():
 
     with hypothesis_without_local_constants():
         yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest first: the claim items, by their runtime in the committed fast baseline (ci/baseline-fast.json; a claim
+    not in it counts as 10 s), ahead of every other test, so that pytest-xdist's workers do not end on one long
+    network claim while the other idles (the claims come last in collection order). Order only: every item runs,
+    and the other tests keep their relative order."""
+    import json
+    from pathlib import Path
+
+    base = Path(__file__).resolve().parents[1] / "ci" / "baseline-fast.json"
+    try:
+        cost = {c["id"]: float(c.get("runtime_s") or 0.0) for c in json.loads(base.read_text())["claims"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        cost = {}
+
+    def key(item):
+        claim = getattr(item, "claim", None)
+        return (0, -cost.get(claim.id, 10.0)) if claim is not None else (1, 0.0)
+
+    items.sort(key=key)

@@ -18,7 +18,7 @@ PAGES = {"README.md": README, **{f"docs/{p.name}": p.read_text() for p in sorted
 
 def test_first_code_block_is_the_two_quick_start_commands():
     block = re.search(r"```sh\n(.*?)```", README, re.S).group(1).strip().splitlines()
-    assert block == ["pip install . && ibverify verify", "pip install '.[test]' && pytest"]
+    assert block == ["pip install . && ibverify verify --tier smoke baek.", "pip install '.[test]' && pytest"]
 
 
 def documented_commands(text: str) -> list[str]:
