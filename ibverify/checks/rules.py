@@ -87,6 +87,9 @@ def closeness(value: float, bound: float) -> bool:
     return bool(math.isfinite(value) and value <= bound)
 
 
+OUT_OF_REACH = 1e12  # steps: a fitted crossing beyond it is not called "on track" (10⁴ times the full tier's 10⁸)
+
+
 @dataclass(frozen=True)
 class RateFit:
     slope: float           # d log y / d log x over the fitted window (negative: falling)
@@ -99,6 +102,9 @@ class RateFit:
             return f"reached {bound:g}"
         if self.crossing is None:
             return f"flat (slope {self.slope:.3g})"
+        if self.crossing > OUT_OF_REACH:
+            return (f"falling too slowly to reach {bound:g} in any run: the fitted crossing is ≈ {self.crossing:.2g} "
+                    f"steps (slope {self.slope:.3g})")
         return f"on track: reaches {bound:g} at ≈ {self.crossing:.2g} steps (slope {self.slope:.3g})"
 
 

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from ibverify.checks.rules import closeness, falling, rate_fit, value_before
+from ibverify.checks.rules import OUT_OF_REACH, closeness, falling, rate_fit, value_before
 
 X = np.logspace(2, 5, 13)
 
@@ -48,6 +48,17 @@ def test_rate_fit_recovers_slope_and_crossing():
     assert f.crossing == pytest.approx((3.0 / 1e-3) ** (1 / 0.4), rel=1e-9)
     assert f.stability < 1e-9 and not f.reached
     assert "on track" in f.describe(1e-3)
+
+
+def test_a_crossing_out_of_reach_is_not_called_on_track():
+    """A gap falling like t^−0.03 crosses 1e-3 near 1e69 steps: said as out of reach, with the crossing, not "on
+    track"; one crossing just inside OUT_OF_REACH still is."""
+    slow = rate_fit(X, 0.2 * X ** -0.03, bound=1e-3)
+    assert slow.crossing > OUT_OF_REACH
+    text = slow.describe(1e-3)
+    assert "on track" not in text and "too slowly" in text and f"{slow.crossing:.2g}" in text
+    near = rate_fit(X, X ** -0.5, bound=OUT_OF_REACH ** -0.5 * 1.01)
+    assert near.crossing < OUT_OF_REACH and "on track" in near.describe(OUT_OF_REACH ** -0.5 * 1.01)
 
 
 def test_rate_fit_flat_and_reached():
