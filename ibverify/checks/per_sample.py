@@ -64,6 +64,8 @@ def _strategy(p: dict, direction: bool = True):
     # half (dataset gr-orthogonal), whose point is data where the wrong limit is within tolerance
     if p.get("discriminate") == "l1":   # ℓ1 claims: data on which ŵ2 is measurably short of γ1 (strategies)
         data = S.discriminating_l1(S.data(p["dataset"], **_size_kw(p)))
+    elif isinstance(p.get("discriminate"), str) and p["discriminate"] != "linf":   # ℓp (e.g. "l3"): discriminating_lp
+        data = S.discriminating_lp(S.data(p["dataset"], **_size_kw(p)), p["discriminate"])
     else:
         data = S.data(p["dataset"], discriminate=direction and p["dataset"] != "gr-orthogonal", **_size_kw(p))
     if "beta1" in p:
@@ -197,7 +199,7 @@ def _outcome(res, target: str, need: float) -> Outcome:
     exs = res.examples
     counts = ", ".join(f"{v} {k}" for k, v in res.counts.items() if v)
     finals = np.array([e.figures["final_gap"] for e in exs])
-    sub = {"linf": "∞", "l1": "1"}.get(target, "2")
+    sub = {"linf": "∞", "l1": "1"}.get(target, target[1:])
     label = "1 − cos(w, ŵ2)" if target == "l2" else f"(γ{sub} − γ{sub}(w))/γ{sub}"
     series = [Series(f"{e.description}", *e.curves["gap"], ylabel=label, group="gap") for e in exs[:12]]
     series += [Series(f"{e.description}", *e.curves["K"], ylabel="K = (1 − cos)·‖w‖²", group="invariant K")

@@ -52,7 +52,7 @@ class OptimizerInfo:
     name: str
     paper: str                      # "baek" (paper 1), "gronich" (paper 2) or "other" (known from other papers)
     update: str                     # the exact update (g the batch gradient, η_t as above)
-    geometry: str                   # own geometry: l1 | l2 | linf | spectral | msp | hybrid | adaptive
+    geometry: str                   # own geometry: l1 | l2 | linf | l3 | spectral | msp | hybrid | adaptive
     #                                 (adaptive: no fixed geometry, the limit depends on the data, θ0 or η)
     models: tuple[str, ...]         # of MODELS
     implementations: Mapping[str, tuple[str, ...]]  # model → engines: compiled, reference, mpmath, lanes
@@ -137,6 +137,11 @@ ROWS = (
     OptimizerInfo("steepest-l1", "other", "greedy coordinate descent (ℓ1 steepest descent): θ_i ← θ_i − η_t sign(g_i) "
                   "at i = argmax_j abs(g_j) only (exact ties: η_t split equally over the tied coordinates)", "l1",
                   ("vector", "block"), _impl(VEC, ("reference",)), {}, "any"),
+    OptimizerInfo("steepest-l3", "other", "normalized ℓ3 steepest descent: θ ← θ − η_t sign(g) abs(g)^(1/2) / "
+                  "‖g‖_(3/2)^(1/2) (the unit-ℓ3 d maximizing ⟨g, d⟩; ℓ_q dual norm, q = 3/2; Gunasekar et al. 2018)",
+                  "l3", ("vector",), _impl(REF), {}, "any",
+                  skips={"geometry": "the generic test measures l1, l2 and linf margins; claim gunasekar.steepest-l3 "
+                                     "judges the ℓ3 margin (on Gaussian data the ℓ2 and ℓ3 optima are ~3 % apart)"}),
     OptimizerInfo("lion", "other", "Lion (no weight decay): c ← β1 m + (1−β1) g; θ ← θ − η_t sign(c); "
                   "m ← β2 m + (1−β2) g", "linf", ("vector", "block"), _impl(VEC, ("reference",)), {"beta2": 0.99},
                   "any", ("beta1", "beta2")),

@@ -160,6 +160,28 @@ def steepest_l1(xp) -> Transform:
     return Transform(lambda d: (), update)
 
 
+def steepest_lp(xp, p: float) -> Transform:
+    """u ← sign(u) |u|^(q−1) / ‖u‖_q^(q−1)  (1/p + 1/q = 1, 1 < p < ∞): the ℓp steepest-descent map, the unique
+    d with ‖d‖_p = 1 and ⟨u, d⟩ = ‖u‖_q (Hölder's equality case). Computed on u/max|u| (scale free: no overflow of
+    |u|^q); u = 0 stays 0."""
+    if not (1 < p < float("inf")):
+        raise ValueError(f"steepest_lp needs 1 < p < inf, got {p}")
+    q1 = xp.num(1.0 / (p - 1.0))       # q − 1 = 1/(p − 1)
+    q = q1 + 1
+
+    def update(u, grad, s, t):
+        a = abs(u)
+        top = a.max()
+        if top == 0:
+            return u * 0, s
+        a = a / top
+        r = a ** q1
+        nq = (r * a).sum() ** (1 / q)  # ‖a‖_q (a^q = a^(q−1)·a)
+        return xp.sign(u) * r / nq ** q1, s
+
+    return Transform(lambda d: (), update)
+
+
 def add_decayed_weights(xp, weight_decay: float) -> Transform:
     """u ← u + λ w (decoupled weight decay, AdamW: applied after the preconditioner, before the schedule)."""
     lam = xp.num(weight_decay)

@@ -54,8 +54,21 @@ class MaxMargin:
         return np.flatnonzero(on)
 
 
+def lp_exponent(norm: str) -> float:
+    """p of a norm name: l1, l2, linf, or 'l<p>' with a finite p > 1 (e.g. 'l3', 'l1.5': lp_max_margin)."""
+    if norm in ORD:
+        return float(ORD[norm])
+    try:
+        p = float(norm[1:]) if norm.startswith("l") else float("nan")
+    except ValueError:
+        p = float("nan")
+    if not (1 < p < np.inf):
+        raise IbverifyError(f"unknown norm {norm!r}; use l2, linf, l1 or l<p> with 1 < p < inf (e.g. l3)")
+    return p
+
+
 def norm_of(w: np.ndarray, norm: str) -> float:
-    return float(np.linalg.norm(w, ORD[norm]))
+    return float(np.linalg.norm(w, lp_exponent(norm)))
 
 
 def normalized_margin(Z: np.ndarray, w: np.ndarray, norm: str) -> float:
@@ -164,9 +177,12 @@ def _highs_value(Z: np.ndarray, norm: str) -> float:
 
 
 def max_margin(Z: np.ndarray, norm: str = "l2", cross_check: bool = True) -> MaxMargin:
-    """Certified ℓp max margin of label-folded data Z (rows z_i = y_i x_i), solved on Z/max|Z|."""
+    """Certified ℓp max margin of label-folded data Z (rows z_i = y_i x_i), solved on Z/max|Z|; a norm 'l<p>'
+    (1 < p < ∞, e.g. 'l3') goes to oracles.lp.lp_max_margin."""
     if norm not in ORD:
-        raise IbverifyError(f"unknown norm {norm!r}; use l2, linf or l1")
+        from .lp import lp_max_margin  # 'l<p>': the power-cone oracle with its own certificate
+
+        return lp_max_margin(Z, lp_exponent(norm))
     Z = np.asarray(Z, dtype=np.float64)
     if Z.ndim != 2 or Z.size == 0 or not np.all(np.isfinite(Z)):
         raise IbverifyError("Z must be a finite, non-empty 2-d array (rows z_i = y_i x_i)")

@@ -14,7 +14,7 @@ from ibverify.optim.logframe import make_optimizer
 from ibverify.optim.table import (ALIASES, DEPRECATED, KNOBS, MODELS, NAMES, ROWS, TABLE, info, markdown,
                                   names)
 
-GEOMETRIES = {"l1", "l2", "linf", "spectral", "msp", "hybrid", "adaptive"}
+GEOMETRIES = {"l1", "l2", "l3", "linf", "spectral", "msp", "hybrid", "adaptive"}
 TH = {"W": np.array([[0.3, -0.2], [0.1, 0.4]]), "a": np.array([0.5, -0.1])}
 
 
