@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import IbverifyError
 from ..data.dataset import inert_coordinates
-from .maxmargin import CLARABEL, MaxMargin, data_scale
+from .base import CLARABEL, MaxMargin, data_scale
 
 LP_CERT_RTOL = 1e-6   # the power-cone solve reaches ~1e-9; 1e-6 of γ_p is far below any claim's tolerance
 

@@ -19,39 +19,15 @@ directions). A failed solve, an inaccurate status or a failed certificate raises
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .. import IbverifyError
 from ..data.dataset import inert_coordinates
+from .base import CLARABEL, SUPPORT_RTOL, MaxMargin, data_scale  # noqa: F401 (their home before oracles.lp)
 
 DUAL = {"l2": 2, "linf": 1, "l1": np.inf}
 ORD = {"l2": 2, "linf": np.inf, "l1": 1}
 CERT_RTOL = 1e-7
-SUPPORT_RTOL = 1e-6  # support vector: λ_i > SUPPORT_RTOL·max λ and z_i·w ≤ (1 + SUPPORT_RTOL)·min_j z_j·w
-CLARABEL = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=500)
-
-
-@dataclass
-class MaxMargin:
-    norm: str
-    direction: np.ndarray  # unit in the norm (0 on inert coordinates)
-    margin: float          # γ_p
-    duals: np.ndarray      # λ of (D), normalized so that ‖Zᵀλ‖_{p*} = 1 and 1ᵀλ = 1/γ_p
-    certificate: dict = field(default_factory=dict)
-    relative_slack: np.ndarray | None = None  # z_i·w/γ_p − 1 ≥ 0 (0 on active constraints)
-    inert: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # all-zero columns
-
-    @property
-    def support(self) -> np.ndarray:
-        """Support vectors, decided by relative quantities only: a dual weight that is not negligible
-        next to the largest one, on a constraint that is active relative to the margin."""
-        lam = self.duals
-        on = lam > SUPPORT_RTOL * lam.max()
-        if self.relative_slack is not None:
-            on &= self.relative_slack <= SUPPORT_RTOL
-        return np.flatnonzero(on)
 
 
 def lp_exponent(norm: str) -> float:
@@ -75,14 +51,6 @@ def normalized_margin(Z: np.ndarray, w: np.ndarray, norm: str) -> float:
     """min_i z_i·w / ‖w‖_p (0 for w = 0)."""
     nw = norm_of(w, norm)
     return float(np.min(Z @ w) / nw) if nw > 0 else 0.0
-
-
-def data_scale(Z: np.ndarray) -> float:
-    """s = max_ik |Z_ik|: the oracles solve on Z/s (entries in [−1, 1]) and rescale after."""
-    s = float(np.max(np.abs(Z), initial=0.0))
-    if not (s > 0 and np.isfinite(s)):
-        raise IbverifyError("data are all zero or not finite: no margin to compute")
-    return s
 
 
 def column_scale(Z: np.ndarray) -> np.ndarray:
