@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import IbverifyError
+from ..data.dataset import inert_coordinates
 
 SUPPORT_RTOL = 1e-6  # support vector: λ_i > SUPPORT_RTOL·max λ and z_i·w ≤ (1 + SUPPORT_RTOL)·min_j z_j·w
 CLARABEL = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=500)
@@ -40,3 +41,15 @@ def data_scale(Z: np.ndarray) -> float:
     if not (s > 0 and np.isfinite(s)):
         raise IbverifyError("data are all zero or not finite: no margin to compute")
     return s
+
+
+def prepared(Z):
+    """(Z as float64, its inert columns, the live ones, s = data_scale(Z), Z[:, live]/s): what every max-margin oracle
+    solves on; IbverifyError for anything but a finite, non-empty 2-d array."""
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.ndim != 2 or Z.size == 0 or not np.all(np.isfinite(Z)):
+        raise IbverifyError("Z must be a finite, non-empty 2-d array (rows z_i = y_i x_i)")
+    inert = inert_coordinates(Z)
+    live = np.setdiff1d(np.arange(Z.shape[1]), inert)
+    s = data_scale(Z)
+    return Z, inert, live, s, Z[:, live] / s

@@ -19,8 +19,7 @@ import warnings
 import numpy as np
 
 from .. import IbverifyError
-from ..data.dataset import inert_coordinates
-from .base import CLARABEL, MaxMargin, data_scale
+from .base import CLARABEL, MaxMargin, prepared
 
 LP_CERT_RTOL = 1e-6   # the power-cone solve reaches ~1e-9; 1e-6 of γ_p is far below any claim's tolerance
 
@@ -84,13 +83,7 @@ def lp_max_margin(Z: np.ndarray, p: float, rtol: float = LP_CERT_RTOL) -> MaxMar
     p = float(p)
     if not (1 < p < np.inf):
         raise IbverifyError(f"lp_max_margin needs 1 < p < inf, got {p}")
-    Z = np.asarray(Z, dtype=np.float64)
-    if Z.ndim != 2 or Z.size == 0 or not np.all(np.isfinite(Z)):
-        raise IbverifyError("Z must be a finite, non-empty 2-d array (rows z_i = y_i x_i)")
-    inert = inert_coordinates(Z)
-    live = np.setdiff1d(np.arange(Z.shape[1]), inert)
-    s = data_scale(Z)
-    Zn = Z[:, live] / s
+    Z, inert, live, s, Zn = prepared(Z)
     w, lam = _solve(Zn, p)
     nw = float(np.linalg.norm(w, p))
     if not (nw > 0 and lam.sum() > 0):

@@ -22,8 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import IbverifyError
-from ..data.dataset import inert_coordinates
-from .base import CLARABEL, SUPPORT_RTOL, MaxMargin, data_scale  # noqa: F401 (their home before oracles.lp)
+from .base import CLARABEL, SUPPORT_RTOL, MaxMargin, data_scale, prepared  # noqa: F401 (their home before oracles.lp)
 
 DUAL = {"l2": 2, "linf": 1, "l1": np.inf}
 ORD = {"l2": 2, "linf": np.inf, "l1": 1}
@@ -151,13 +150,7 @@ def max_margin(Z: np.ndarray, norm: str = "l2", cross_check: bool = True) -> Max
         from .lp import lp_max_margin  # 'l<p>': the power-cone oracle with its own certificate
 
         return lp_max_margin(Z, lp_exponent(norm))
-    Z = np.asarray(Z, dtype=np.float64)
-    if Z.ndim != 2 or Z.size == 0 or not np.all(np.isfinite(Z)):
-        raise IbverifyError("Z must be a finite, non-empty 2-d array (rows z_i = y_i x_i)")
-    inert = inert_coordinates(Z)
-    live = np.setdiff1d(np.arange(Z.shape[1]), inert)
-    s = data_scale(Z)
-    Zn = Z[:, live] / s
+    Z, inert, live, s, Zn = prepared(Z)
     w, lam = _solve_primal(Zn, norm)
     cert = certify(Zn, w, lam, norm)
     nw = norm_of(w, norm)
