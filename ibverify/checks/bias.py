@@ -212,6 +212,13 @@ class Judged:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
                 "horizon": self.horizon}
 
+    def curve_json(self) -> dict:
+        """The judged series as plain lists ({} when none was scored): {"curve": {"steps": [...], "values": [...]}}."""
+        if self.curve is None:
+            return {}
+        steps, values = self.curve
+        return {"curve": {"steps": [int(s) for s in steps], "values": [float(v) for v in values]}}
+
 
 def _slope(fit) -> float:
     return float(fit.slope) if fit is not None else float("nan")
@@ -350,23 +357,46 @@ def _evidence_line(per: list[Judged]) -> str:
     return f"{q} {val} at T = " + "/".join(f"{h:.2g}" for h in hz) + f" ({sl})"
 
 
+@dataclass
+class Judgement:
+    """One (optimizer, model, dataset): the spec resolved for the dataset, every geometry judged, and the CPU
+    seconds spent elsewhere (a Dask worker's; 0 when judged in this process, whose own time is counted)."""
+    spec: OptimizerSpec
+    results: dict
+    cpu_elsewhere: float = 0.0
+
+
+def judge_problem(model: str, pr: Problem, spec: OptimizerSpec, tier: str, progress=None, batch: int | None = None,
+                  horizons: tuple[int, int] | None = None) -> Judgement:
+    """The unit of work of `ibverify bias` (a task with --workers): `spec` resolved for the dataset (the vector
+    model's full batch is its n), then judge_dataset."""
+    sp = resolved_spec(spec, model, pr.data.n)
+    return Judgement(sp, judge_dataset(model, pr, sp, tier, progress, batch, horizons))
+
+
 def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | None = None, say=lambda s: None,
-                 progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None) -> dict:
+                 progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None,
+                 judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None) -> dict:
     """The per-model answer: supported / contradicted / inconclusive geometries with their evidence. `problems` is
     a list or an iterator (`draws`): k datasets are judged, a dataset set aside in every geometry (a network that
-    never separates its data) being replaced by the next one, at most k times. `spec` is resolved per dataset (the
-    vector model's full batch is the dataset's n). `batch`, `horizons`: as judge_dataset."""
+    never separates its data) being replaced by the next one, at most k times. `batch`, `horizons`: as
+    judge_dataset. `judge(model, problem, spec)`: how one dataset is judged (default judge_problem here; the
+    runner's Dask path hands in results computed by its workers, judged by the same judge_problem)."""
     problems = iter(problems)
     used, results, specs, aside = [], [], [], []
-    t0 = time.process_time()
+    t0, elsewhere = time.process_time(), 0.0
     k = k or 1
+    if judge is None:
+        def judge(m, pr, sp):
+            return judge_problem(m, pr, sp, tier, progress, batch, horizons)
     while len(used) < k:
         pr = next(problems, None)
         if pr is None:
             break
         say(f"{model}: dataset {len(used) + 1}/{k} ({pr.tag})")
-        sp = resolved_spec(spec, model, pr.data.n)
-        res = judge_dataset(model, pr, sp, tier, progress, batch, horizons)
+        done = judge(model, pr, spec)
+        sp, res = done.spec, done.results
+        elsewhere += done.cpu_elsewhere
         if all(j.word == rules.SET_ASIDE for j in res.values()) and len(aside) < k:
             aside.append({"dataset": pr.tag, "reason": next(iter(res.values())).reason})
             say(f"{model}: {pr.tag} set aside ({aside[-1]['reason']}); drawing another")
@@ -385,7 +415,8 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         out["evidence"][g] = {
             "decision": word, "line": _evidence_line(per),
             "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
-            "datasets": [{"dataset": pr.tag, **j.to_json()} for pr, j in zip(problems, per, strict=True)]}
+            "datasets": [{"dataset": pr.tag, **j.to_json(), **j.curve_json()}
+                         for pr, j in zip(problems, per, strict=True)]}
     out["none_of_these"] = not out["supported"]
     if aside:
         out["set_aside"] = aside
@@ -396,15 +427,14 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
     if disc:   # how far apart the optima are: 1 − γ_g(θ_h*)/γ_g*, "g at the h optimum", per dataset
         out["discrimination"] = min(disc)
         out["offsets"] = [{f"{g} at the {h} optimum": v for (g, h), v in pr.offsets.items()} for pr in problems]
-    out["cpu_seconds"] = round(time.process_time() - t0, 2)
+    out["cpu_seconds"] = round(time.process_time() - t0 + elsewhere, 2)
     return out
 
 
-def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets: int = 3, data=None,
-             data_name: str = "", models: list[str] | None = None, say: Callable[[str], None] = lambda s: None,
-             progress=None) -> dict:
-    """The answer for every model the optimizer's row supports (or those of them a user's dataset can feed, or
-    those of `models`)."""
+def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data=None, data_name: str = "",
+         models: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """(models to run, {model: why not run}) for `identify`, every argument and knob checked before any run: the
+    models the optimizer's row supports, or those of them a user's dataset can feed, or those of `models`."""
     if tier not in TIERS:
         raise IbverifyError(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
     if not 1 <= datasets <= 100:
@@ -429,11 +459,26 @@ def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets
         skipped = {m: why for m, why in skipped.items() if m in models}
     for m in names:   # every knob validated before any run
         resolved_spec(spec, m, data.n if data is not None else 10)
+    return names, skipped
+
+
+def problem_source(model: str, seed: int, data=None, data_name: str = "", say: Callable[[str], None] = lambda s: None):
+    """The datasets `identify` judges for `model`: the user's one, else the generated ones (`draws`)."""
+    return [from_file(model, data, data_name, seed=seed)] if data is not None else draws(model, seed, say)
+
+
+def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets: int = 3, data=None,
+             data_name: str = "", models: list[str] | None = None, say: Callable[[str], None] = lambda s: None,
+             progress=None, problems: Callable[[str], object] | None = None,
+             judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None) -> dict:
+    """The answer for every model of `plan`. `problems(model)`: its datasets (default problem_source; the runner
+    shares one draw among several optimizers); `judge`: as answer_model."""
+    names, skipped = plan(spec, tier=tier, datasets=datasets, data=data, data_name=data_name, models=models)
     models_out = []
     for m in names:
-        problems = [from_file(m, data, data_name, seed=seed)] if data is not None else draws(m, seed, say)
-        models_out.append(answer_model(m, problems, spec, tier, 1 if data is not None else datasets, say,
-                                       progress))
+        source = problems(m) if problems is not None else problem_source(m, seed, data, data_name, say)
+        models_out.append(answer_model(m, source, spec, tier, 1 if data is not None else datasets, say,
+                                       progress, judge=judge))
     out = {"optimizer": spec.name, "tier": tier, "seed": seed, "models": models_out, "skipped": skipped}
     if spec.user is not None:   # a user's optimizer file: which file, which version
         out["source"], out["source_sha256"] = spec.user.user.source, spec.user.user.sha256

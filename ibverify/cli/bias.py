@@ -7,6 +7,7 @@ engine and the oracles load only once the arguments are parsed.
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 import time
 
@@ -45,8 +46,9 @@ def add_bias_parser(sub) -> None:
     b = sub.add_parser("bias", help="identify an optimizer's implicit bias (which geometry's KKT point)",
                        formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100)
                        + "\n\n" + textwrap.fill(USER_NOTE, 100))
-    b.add_argument("--optimizer", required=True, metavar="NAME",
-                   help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below)")
+    b.add_argument("--optimizer", required=True, metavar="NAME", action="append",
+                   help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below); "
+                        "repeatable: several optimizers, each answered on the same datasets")
     b.add_argument("--tier", choices=("smoke", "fast"), default="fast", help=TIER_NOTE)
     b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
     b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
@@ -68,7 +70,17 @@ def add_bias_parser(sub) -> None:
     k.add_argument("--lr-matrix", type=float, default=None, help=KNOBS["lr_matrix"])
     k.add_argument("--lr-vector", type=float, default=None, help=KNOBS["lr_vector"])
     b.add_argument("--loss", choices=("logistic", "exponential"), default=None, help="loss (default logistic)")
-    b.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    b.add_argument("--json", action="store_true",
+                   help="print one JSON object on stdout (a list of them, one per optimizer, with several)")
+    b.add_argument("--report", default=None, metavar="DIR",
+                   help="also write a report page: DIR/index.html (answer tables, provenance, a log-log figure "
+                        "per dataset), DIR/figures/bias-*.svg and .csv, DIR/bias.json")
+    w = b.add_mutually_exclusive_group()
+    w.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="every (optimizer, model, dataset) as a task on a local Dask cluster of N processes "
+                        "(default: in this process, one after the other)")
+    w.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the tasks on an existing Dask cluster, e.g. tcp://host:8786")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     b.set_defaults(func=cmd_bias)
 
@@ -115,34 +127,71 @@ def text(out: dict) -> str:
     return "\n".join(lines)
 
 
-def cmd_bias(args) -> int:
+def _specs(args) -> list:
+    """One OptimizerSpec per --optimizer, every name, knob and user file checked before any run."""
     from .. import optfile
     from ..optim.table import NAMES
 
-    if args.optimizer not in NAMES and not optfile.split(args.optimizer):
-        raise IbverifyError(f"unknown optimizer {args.optimizer!r}; use one of {', '.join(NAMES)}, or a file: "
-                            f"path/to/file.py[:function]")
+    for name in args.optimizer:
+        if name not in NAMES and not optfile.split(name):
+            raise IbverifyError(f"unknown optimizer {name!r}; use one of {', '.join(NAMES)}, or a file: "
+                                f"path/to/file.py[:function]")
     from ..optim import OptimizerSpec
-
     from ..optim.userprobe import probe
 
-    spec = OptimizerSpec.from_params(_knobs(args), name=args.optimizer)  # checked per model before any run
-    probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
-    from ..checks import bias  # start-up time: numpy, numba, cvxpy
-    from ..progress import Progress
+    specs = [OptimizerSpec.from_params(_knobs(args), name=name) for name in args.optimizer]
+    for spec in specs:
+        probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
+    return specs
 
-    data = _load(args.data, "vector" in spec.row.models) if args.data is not None else None
-    bar = Progress(f"bias {spec.name}", enabled=False if args.quiet else None)
+
+def _workers(args) -> int:
+    if args.workers is not None and args.workers < 1:
+        raise IbverifyError(f"--workers must be >= 1, got {args.workers}")
+    return args.workers or 1
+
+
+def cmd_bias(args) -> int:
+    specs = _specs(args)
+    workers = _workers(args)
+    folder = None
+    if args.report is not None:
+        from ..report.bias import check_folder  # start-up time: jinja2, matplotlib load only when it is written
+
+        folder = check_folder(args.report)   # an unwritable folder is one line before any run
+    from ..progress import Progress
+    from ..runner.bias import identify_all, provenance  # start-up time: numpy, numba, cvxpy
+
+    data = _load(args.data, any("vector" in s.row.models for s in specs)) if args.data is not None else None
+    label = "bias " + ", ".join(s.name for s in specs)
+    bar = Progress(label, enabled=False if args.quiet else None)
+    ran_on = ["this process"]
+
+    def cluster(info: str) -> None:
+        ran_on[0] = info
+        if not args.quiet:
+            print(info, file=sys.stderr, flush=True)
+
     t0, c0 = time.perf_counter(), time.process_time()
     try:
-        out = bias.identify(spec, tier=args.tier, seed=args.seed, datasets=args.datasets, data=data,
-                            data_name=str(args.data or ""), models=args.model, say=bar.message, progress=bar.steps)
+        answers = identify_all(specs, tier=args.tier, seed=args.seed, datasets=args.datasets, data=data,
+                               data_name=str(args.data or ""), models=args.model, say=bar.message,
+                               progress=bar.steps, workers=workers, scheduler=args.scheduler, on_cluster=cluster)
     finally:
         bar.close()
-    out = {"optimizer": out["optimizer"], "knobs": _knobs(args), **{k: v for k, v in out.items() if k != "optimizer"},
-           "seconds": round(time.perf_counter() - t0, 2), "cpu_seconds": round(time.process_time() - c0, 2)}
+    seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
+    outs = [{"optimizer": a["optimizer"], "knobs": _knobs(args), **{k: v for k, v in a.items() if k != "optimizer"},
+             "seconds": seconds, "cpu_seconds": cpu} for a in answers]
+    if folder is not None:
+        from ..report.bias import render_bias_report
+
+        prov = provenance(getattr(args, "argv", None) or ["bias"], tier=args.tier, seed=args.seed,
+                          datasets=args.datasets, data_file=args.data, ran_on=ran_on[0])
+        index = render_bias_report(outs, folder, prov)
+        if not args.quiet:
+            print(f"report: {index}", file=sys.stderr, flush=True)
     if args.json:
-        dump(out)
+        dump(outs[0] if len(outs) == 1 else outs)
     else:
-        print(text(out))
+        print("\n".join(text(o) for o in outs))
     return 0

@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)  # overflow etc.: every result is checked finite
             warnings.simplefilter("ignore", UserWarning)     # solver chatter: statuses are checked instead
             args = build_parser().parse_args(argv)
+            args.argv = list(sys.argv[1:] if argv is None else argv)   # the command line, for provenance
             rc = args.func(args)
             sys.stdout.flush()  # a reader that went away shows up here, not in the interpreter's last flush
             return rc

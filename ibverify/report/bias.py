@@ -1,0 +1,139 @@
+"""The report page of `ibverify bias --report DIR`: DIR/index.html, DIR/figures/bias-*.{svg,csv} and DIR/bias.json,
+from the command's output dicts alone (one per optimizer) and a provenance dict.
+
+Per optimizer and model: the answer table (geometry → supported / contradicted / inconclusive, its evidence line
+and tally, and each dataset's decision and reason), and one log–log figure per dataset of every geometry's judged
+series over steps (the margin gap 1 − γ/γ* on the linear and matrix models, the Fenchel KKT residual on the
+two-layer net; the `curve` of each dataset in the output). Figures are drawn by figures.FigureMaker, pages by the
+report's jinja2 environment (template bias.html.j2); files are written atomically, index.html last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from .. import IbverifyError
+from ..atomic import atomic_write_all
+from ..jsonio import plain
+from .figures import FigureMaker, figure_key, svg_file
+from .html import environment
+
+WORD_CLASS = {"supported": "good", "contradicted": "bad", "inconclusive": "warn"}
+WORDS = tuple(WORD_CLASS)
+YLABEL = {"margin_gap": "1 − γ/γ*", "residual": "KKT residual"}
+PREFIX = "bias-"   # every figure file of this page; others in DIR/figures are left alone
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("._") or "x"
+
+
+def quantity(entry: dict) -> str:
+    """What a dataset's curve measures: the key of its judged value (margin_gap or residual)."""
+    return next((q for q in YLABEL if q in entry), "residual")
+
+
+def model_series(model: dict) -> list[tuple[str, list[dict]]]:
+    """(dataset tag, [one series per geometry]) for each dataset of a model's answer, from the evidence's curves."""
+    out: dict[str, list[dict]] = {}
+    for g, ev in model["evidence"].items():
+        for d in ev["datasets"]:
+            curve = d.get("curve")
+            series = out.setdefault(d["dataset"], [])
+            if curve:
+                series.append({"name": g, "x": curve["steps"], "y": curve["values"], "xlabel": "step",
+                               "ylabel": YLABEL[quantity(d)], "log_x": True, "log_y": True})
+    return list(out.items())
+
+
+def _rows(model: dict) -> list[dict]:
+    """The answer table: one row per geometry, supported first."""
+    rows = []
+    for word in WORDS:
+        for g in model[word]:
+            ev = model["evidence"][g]
+            rows.append({"geometry": g, "word": word, "cls": WORD_CLASS[word], "line": ev["line"],
+                         "tally": ev["tally"], "datasets": ev["datasets"]})
+    return rows
+
+
+def _figures(answers: list[dict], maker) -> tuple[dict, dict]:
+    """(views keyed by (optimizer index, model, dataset), files figures/bias-…{svg,csv})."""
+    views, files = {}, {}
+    for i, a in enumerate(answers):
+        for m in a["models"]:
+            for k, (tag, series) in enumerate(model_series(m), start=1):
+                if not series:
+                    continue
+                base = f"{PREFIX}{i + 1}-{_slug(a['optimizer'])}-{m['model']}-{k}"
+                title = f"{a['optimizer']} · {m['model']} · {tag}"
+                p = maker().draw(series, title, {}, base, pdf=False)
+                files[f"figures/{base}.svg"] = svg_file(p, figure_key(series, title, {}, base, pdf=False))
+                files[f"figures/{base}.csv"] = p.csv
+                views[(i, m["model"], tag)] = {"title": title, "svg": p.svg, "svg_href": f"figures/{base}.svg",
+                                               "csv_href": f"figures/{base}.csv", "skipped": p.skipped}
+    return views, files
+
+
+def knob_texts(spec: dict) -> list[str]:
+    """A model's resolved knobs as "knob = value" (a per-dataset value as compact JSON; the name and knobs that do
+    not apply, None, left out)."""
+    out = []
+    for k, v in spec.items():
+        if k != "name" and v is not None:
+            out.append(f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v}")
+    return out
+
+
+def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
+    sections = []
+    for i, a in enumerate(answers):
+        models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}),
+                   "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
+                               if (i, m["model"], tag) in views]} for m in a["models"]]
+        sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models})
+    return environment().get_template("bias.html.j2").render(sections=sections, p=provenance,
+                                                             word_class=WORD_CLASS)
+
+
+def check_folder(out_dir: str | os.PathLike) -> Path:
+    """The report folder, created (with figures/) and checked writable before any run; one IbverifyError line
+    when it cannot be, or when it holds a `verify` report (results.json), which the page would overwrite."""
+    out = Path(out_dir)
+    if (out / "results.json").exists():
+        raise IbverifyError(f"--report {out}: holds an `ibverify verify` report (results.json); use another folder")
+    try:
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+        if not os.access(out / "figures", os.W_OK) or not os.access(out, os.W_OK):
+            raise PermissionError("not writable")
+    except OSError as e:
+        raise IbverifyError(f"--report {out}: cannot write there ({e.strerror or e})") from None
+    return out
+
+
+def render_bias_report(answers: list[dict], out_dir: str | os.PathLike, provenance: dict) -> Path:
+    """Write the page of `answers` (the output dicts of `ibverify bias`, one per optimizer) into `out_dir`; returns
+    its index.html."""
+    out = check_folder(out_dir)
+    makers: list = []
+
+    def maker():
+        if not makers:   # matplotlib only when a figure is drawn
+            makers.append(FigureMaker())
+        return makers[0]
+
+    views, files = _figures(answers, maker)
+    files["bias.json"] = json.dumps(plain({"provenance": provenance, "answers": answers}, keep_nonfinite=True),
+                                    indent=1, ensure_ascii=False) + "\n"
+    files["index.html"] = bias_page(answers, provenance, views)   # last: moved into place after the figures
+    try:
+        atomic_write_all({out / rel: data for rel, data in files.items()})
+        for stale in (out / "figures").iterdir():
+            if stale.name.startswith(PREFIX) and stale.is_file() and f"figures/{stale.name}" not in files:
+                stale.unlink()
+    except OSError as e:
+        raise IbverifyError(f"--report {out}: cannot write the report ({e.strerror or e})") from None
+    return out / "index.html"
