@@ -15,6 +15,7 @@ import shlex
 import threading
 import time
 import uuid
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -93,10 +94,11 @@ class _Tasks:
 
 def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None, data_name: str = "",
                  models: list[str] | None = None, say: Callable[[str], None] = lambda s: None, progress=None,
-                 workers: int = 1, scheduler: str | None = None,
+                 workers: int = 1, scheduler: str | None = None, client=None,
                  on_cluster: Callable[[str], None] = lambda info: None) -> list[dict]:
     """checks.bias.identify's answer for each spec, in order. Every spec is checked (checks.bias.plan) before any
-    run. workers = 1 and no scheduler: in this process (`progress` gets the steps); else on Dask."""
+    run. workers = 1, no scheduler and no client: in this process (`progress` gets the steps); else on Dask: the
+    Dask `client` given (left open), or client_for(workers, scheduler)."""
     kw = dict(tier=tier, datasets=datasets, data=data, data_name=data_name, models=models)
     plans = [bias.plan(spec, **kw) for spec in specs]
     shared: dict[str, SharedDraws] = {}
@@ -110,10 +112,10 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
         return bias.identify(spec, seed=seed, say=say, progress=progress if judge is None else None,
                              problems=problems, judge=judge, **kw)
 
-    if scheduler is None and workers <= 1:
+    if client is None and scheduler is None and workers <= 1:
         return [answer(spec) for spec in specs]
     k = 1 if data is not None else datasets
-    with client_for(workers, scheduler) as client:
+    with nullcontext(client) if client is not None else client_for(workers, scheduler) as client:
         on_cluster(describe(client))
         tasks = _Tasks(client, tier, say)
         try:
