@@ -1,7 +1,8 @@
 """`ibverify bias`: which geometry's KKT conditions does an optimizer's limit satisfy (ibverify.checks.bias)?
 
-The knobs are `train`'s (the table's KNOBS, defaults from the optimizer's row). Start-up stays light: numpy, the
-engine and the oracles load only once the arguments are parsed.
+The knobs are `train`'s (the table's KNOBS, defaults from the optimizer's row), applied to every --optimizer given.
+Several optimizers, --workers / --scheduler (Dask) and the provenance: ibverify.runner.bias; --report DIR:
+ibverify.report.bias. Start-up stays light: numpy, the engine and the oracles load only once the arguments are parsed.
 """
 
 from __future__ import annotations
