@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from ibverify import IbverifyError
 from ibverify.checks import bias
 from ibverify.cli import main
 from ibverify.optim import OptimizerSpec
@@ -137,17 +138,35 @@ def comparable(out: dict) -> str:
     return json.dumps(out, sort_keys=True)
 
 
-def test_two_optimizers_on_dask_equal_two_sequential_runs():
+@pytest.fixture(scope="module")
+def client():
+    """A Dask cluster of two single-threaded workers in this process (cheap: no process starts)."""
     distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def test_two_optimizers_on_dask_equal_two_sequential_runs(client):
     specs = [OptimizerSpec("nsd-l2"), OptimizerSpec("signum")]
     kw = dict(tier="smoke", seed=0, datasets=2, models=["linear"])
     alone = [identify_all([s], **kw)[0] for s in specs]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
-        on_dask = identify_all(specs, client=client, **kw)
+    on_dask = identify_all(specs, client=client, **kw)
     assert [comparable(o) for o in on_dask] == [comparable(o) for o in alone]
     assert [o["models"][0]["supported"] for o in on_dask] == [["l2"], ["linf"]]
     assert on_dask[0]["models"][0]["evidence"]["l2"]["datasets"][0]["curve"]["values"]
+
+
+def test_a_failed_task_is_one_error_line(client, monkeypatch):
+    """A task that fails on Dask (here: raises; a worker killed too often alike) ends the command with one
+    IbverifyError line naming the optimizer, model and dataset, not a traceback."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(bias, "judge_problem", broken)   # the workers run in this process
+    with pytest.raises(IbverifyError, match=r"nsd-l2, linear model, dataset .*: the Dask task failed: "
+                                            r"RuntimeError: boom"):
+        identify_all([OptimizerSpec("nsd-l2")], client=client, tier="smoke", seed=0, datasets=1, models=["linear"])
 
 
 @pytest.mark.parametrize("extra, text", [

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .. import __version__
+from .. import IbverifyError, __version__
 from ..checks import bias
 from .claim import provenance as code_provenance, versions
 from .distributed import RETRIES, client_for, describe, quiet_warnings
@@ -85,7 +85,13 @@ class _Tasks:
 
     def judge_for(self, i: int):
         def judge(model, pr, spec):
-            return self.submit(i, spec.name, model, pr, spec).result()
+            try:
+                return self.submit(i, spec.name, model, pr, spec).result()
+            except IbverifyError:
+                raise
+            except Exception as e:   # a worker that died too often (KilledWorker), a lost connection: one line
+                raise IbverifyError(f"{spec.name}, {model} model, dataset {pr.tag}: the Dask task failed: "
+                                    f"{type(e).__name__}: {e}") from None
         return judge
 
     def cancel(self) -> None:
@@ -109,7 +115,8 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
         return shared[model]
 
     def answer(spec, judge=None) -> dict:
-        return bias.identify(spec, seed=seed, say=say, progress=progress if judge is None else None,
+        named = say if len(specs) == 1 else (lambda msg: say(f"{spec.name}: {msg}"))
+        return bias.identify(spec, seed=seed, say=named, progress=progress if judge is None else None,
                              problems=problems, judge=judge, **kw)
 
     if client is None and scheduler is None and workers <= 1:
