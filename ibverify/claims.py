@@ -123,10 +123,14 @@ class CheckContext:
     def family(self, claim_id: str, **overrides) -> "CheckContext":
         """The context of another claim (its tier parameters, convention and hypothesis seed, `overrides` on top),
         keeping this context's tier, seed, store and hooks."""
-        reg = self.registry if self.registry is not None else {c.id: c for c in load_registry()}
-        if claim_id not in reg:
+        if self.registry is not None:
+            c = self.registry.get(claim_id)
+        else:   # the claim file beside this claim's own, else the default registry's (one file, not all of them)
+            near = [Path(self.claim.path).parent] if self.claim.path else []
+            found = [d / f"{claim_id}.toml" for d in near + [default_claims_dir()] if (d / f"{claim_id}.toml").is_file()]
+            c = load_claim(found[0]) if found else None
+        if c is None:
             raise IbverifyError(f"{self.claim.id}: unknown family claim {claim_id!r}")
-        c = reg[claim_id]
         return dataclasses.replace(self, claim=c, params={**c.convention, **c.params_for(self.tier), **overrides})
 
     def tol(self, name: str) -> float:

@@ -84,3 +84,28 @@ def test_expect_verdict_is_only_inconclusive_and_only_for_controls(tmp_path):
         f.write_text(bad)
         with pytest.raises(IbverifyError, match="expect_verdict"):
             load_claim(f)
+
+
+def test_family_is_the_claim_file_beside_the_claim_else_the_registrys(tmp_path):
+    """CheckContext.family: another claim's parameters for this tier, from the claim's own folder first (a user's
+    claims folder may hold its own copy), else the default registry; an unknown id is one IbverifyError."""
+    import dataclasses
+
+    from ibverify import IbverifyError
+    from ibverify.claims import CheckContext, load_claim
+
+    me = CLAIMS["gronich.control.adam-l2"]
+    ctx = CheckContext(claim=me, tier="fast", params=me.params_for("fast"))
+    fam = ctx.family("gronich.adam-linf", steps=7)
+    assert fam.claim.id == "gronich.adam-linf" and fam.params["steps"] == 7
+    assert fam.params["optimizer"] == "adam" and fam.tier == "fast"
+    text = (ROOT / "claims" / "gronich.adam-linf.toml").read_text().replace('optimizer = "adam"', 'optimizer = "signum"')
+    (tmp_path / "gronich.adam-linf.toml").write_text(text)
+    (tmp_path / "gronich.control.adam-l2.toml").write_text((ROOT / "claims" / "gronich.control.adam-l2.toml").read_text())
+    mine = load_claim(tmp_path / "gronich.control.adam-l2.toml")
+    assert CheckContext(claim=mine, tier="fast", params={}).family("gronich.adam-linf").params["optimizer"] == "signum"
+    assert CheckContext(claim=mine, tier="fast", params={}).family("gronich.muon-msp").params["optimizer"] == "muon"
+    with pytest.raises(IbverifyError, match="unknown family claim"):
+        ctx.family("gronich.no-such-claim")
+    reg = {"gronich.adam-linf": dataclasses.replace(CLAIMS["gronich.adam-linf"], params={"optimizer": "lion"})}
+    assert dataclasses.replace(ctx, registry=reg).family("gronich.adam-linf").params["optimizer"] == "lion"

@@ -57,8 +57,8 @@ def scale_by_adam(xp, beta1: float, beta2: float, eps: float = 0.0, bias_correct
 
     def update(u, grad, state, t):
         m, v = state
-        m = b1 * m + (1 - b1) * u
-        v = b2 * v + (1 - b2) * u * u
+        m = m * b1 + u * (1 - b1)   # array first: an mpf on the left would first try (and fail) to
+        v = v * b2 + u * (1 - b2) * u   # convert the whole array, formatting it into the error (slow)
         mh, vh = m, v
         if bias_correction:
             mh = m / (1 - b1 ** (t + 1))
@@ -76,7 +76,7 @@ def trace(xp, beta: float) -> Transform:
         return xp.zeros(d)
 
     def update(u, grad, m, t):
-        m = b * m + (1 - b) * u
+        m = m * b + u * (1 - b)
         return m, m
 
     return Transform(init, update)
@@ -110,7 +110,7 @@ def scale_by_schedule(xp, lr: float, lr_decay: float) -> Transform:
     eta0, a = xp.num(lr), xp.num(lr_decay)
 
     def update(u, grad, s, t):
-        return -(eta0 * xp.num(t + 1) ** (-a)) * u, s
+        return u * -(eta0 * xp.num(t + 1) ** (-a)), s
 
     return Transform(lambda d: (), update)
 
@@ -124,8 +124,8 @@ def scale_by_lion(xp, beta1: float, beta2: float) -> Transform:
         return xp.zeros(d)
 
     def update(u, grad, m, t):
-        c = b1 * m + (1 - b1) * u
-        return xp.sign(c), b2 * m + (1 - b2) * u
+        c = m * b1 + u * (1 - b1)
+        return xp.sign(c), m * b2 + u * (1 - b2)
 
     return Transform(init, update)
 
@@ -187,6 +187,6 @@ def add_decayed_weights(xp, weight_decay: float) -> Transform:
     lam = xp.num(weight_decay)
 
     def update(u, grad, s, t):
-        return u + lam * grad.w, s
+        return u + grad.w * lam, s
 
     return Transform(lambda d: (), update)

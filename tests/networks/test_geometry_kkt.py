@@ -103,3 +103,47 @@ def test_network_kkt_residual_needs_positive_margin():
     th = {"W": np.zeros((2, 2)), "a": np.zeros(2)}
     with pytest.raises(IbverifyError):
         kkt.kkt_residual(G.L2(), m, th, np.eye(2), np.array([1.0, -1.0]))
+
+
+def test_solves_are_remembered_by_their_exact_inputs_only(monkeypatch):
+    """kkt's memo: the same point in the same geometry is solved once; any change of the point, the geometry or the
+    face tolerance is solved anew, and every remembered value equals a fresh solve."""
+    data = datasets.make_data("teacher", n=12, d=3, seed=4)
+    model = models.TwoLayer(3, 4, 2.0)
+    points = []
+    for s in range(200):   # a point with positive margin, and a small perturbation of it
+        th = model.init(np.random.default_rng(s), 1.0)
+        if np.min(data.y * model.outputs(th, data.X)) > 0:
+            noise = np.random.default_rng(99)
+            near = {k: v + 1e-3 * noise.standard_normal(v.shape) for k, v in th.items()}
+            assert np.min(data.y * model.outputs(near, data.X)) > 0
+            points = [th, near]
+            break
+    assert len(points) == 2, "no initial point with positive margin"
+    th1, th2 = points
+    calls = []
+    real = kkt._solve
+    monkeypatch.setattr(kkt, "_solve", lambda prob: calls.append(1) or real(prob))
+    monkeypatch.setattr(kkt, "_SOLVED", type(kkt._SOLVED)())
+    geos = (G.Linf(), G.MaxSpectral())
+    first = {(i, g.name): kkt.kkt_residual(g, model, th, data.X, data.y, tau=0.05)
+             for i, th in enumerate(points) for g in geos}
+    solved = len(calls)
+    assert solved == 2 * len(first)                  # a face and a Fenchel solve each: nothing shared by accident
+    again = {(i, g.name): kkt.kkt_residual(g, model, th, data.X, data.y, tau=0.05)
+             for i, th in enumerate(points) for g in geos}
+    assert len(calls) == solved                      # the same inputs: remembered
+    for k in first:
+        assert (again[k].residual, again[k].fenchel) == (first[k].residual, first[k].fenchel)
+        np.testing.assert_array_equal(again[k].lam, first[k].lam)
+    kkt.kkt_residual(geos[0], model, th1, data.X, data.y, tau=0.2)
+    assert len(calls) == solved + 1                  # another face tolerance: the face solved anew
+    scaled = {k: 3.0 * v for k, v in th2.items()}   # same direction: the same normalized problem
+    assert kkt.fenchel_residual(geos[1], model, scaled, data.X, data.y) == pytest.approx(first[1, geos[1].name].fenchel,
+                                                                                         rel=1e-9)
+    monkeypatch.setattr(kkt, "_SOLVED", type(kkt._SOLVED)())
+    for (i, name), r in first.items():               # remembered values equal fresh solves
+        g = geos[0] if name == geos[0].name else geos[1]
+        fresh = kkt.kkt_residual(g, model, points[i], data.X, data.y, tau=0.05)   # (a re-used compiled problem
+        assert (fresh.residual, fresh.fenchel) == pytest.approx((r.residual, r.fenchel), rel=1e-9, abs=1e-12)  # ulps)
+    assert first[0, "linf"].fenchel != first[1, "linf"].fenchel   # the two points really differ
