@@ -127,7 +127,7 @@ class CheckContext:
             c = self.registry.get(claim_id)
         else:   # the claim file beside this claim's own, else the default registry's (one file, not all of them)
             near = [Path(self.claim.path).parent] if self.claim.path else []
-            found = [d / f"{claim_id}.toml" for d in near + [default_claims_dir()] if (d / f"{claim_id}.toml").is_file()]
+            found = [f for f in (d / f"{claim_id}.toml" for d in near + [default_claims_dir()]) if f.is_file()]
             c = load_claim(found[0]) if found else None
         if c is None:
             raise IbverifyError(f"{self.claim.id}: unknown family claim {claim_id!r}")

@@ -99,9 +99,11 @@ def test_family_is_the_claim_file_beside_the_claim_else_the_registrys(tmp_path):
     fam = ctx.family("gronich.adam-linf", steps=7)
     assert fam.claim.id == "gronich.adam-linf" and fam.params["steps"] == 7
     assert fam.params["optimizer"] == "adam" and fam.tier == "fast"
-    text = (ROOT / "claims" / "gronich.adam-linf.toml").read_text().replace('optimizer = "adam"', 'optimizer = "signum"')
+    text = (ROOT / "claims" / "gronich.adam-linf.toml").read_text()
+    text = text.replace('optimizer = "adam"', 'optimizer = "signum"')
     (tmp_path / "gronich.adam-linf.toml").write_text(text)
-    (tmp_path / "gronich.control.adam-l2.toml").write_text((ROOT / "claims" / "gronich.control.adam-l2.toml").read_text())
+    ctl = (ROOT / "claims" / "gronich.control.adam-l2.toml").read_text()
+    (tmp_path / "gronich.control.adam-l2.toml").write_text(ctl)
     mine = load_claim(tmp_path / "gronich.control.adam-l2.toml")
     assert CheckContext(claim=mine, tier="fast", params={}).family("gronich.adam-linf").params["optimizer"] == "signum"
     assert CheckContext(claim=mine, tier="fast", params={}).family("gronich.muon-msp").params["optimizer"] == "muon"
