@@ -127,7 +127,7 @@ def _two_layer_grad(X, y, th, m, qpow, loss, H, D, WT, GT, qv, lw, c, g):
             for j in range(m):
                 r = h[j]
                 if r > 0.0:   # one power per active unit: σ = r·r^(q−1), σ' = q·r^(q−1)
-                    u = r ** (qpow - 1.0)
+                    u = _pow_q1(r, qpow - 1.0)
                     h[j] = r * u
                     ds[j] = qpow * u
                 else:
@@ -203,6 +203,17 @@ def _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g):
     return S, zeros
 
 
+@nb.njit(inline="always", **_JIT)
+def _pow_q1(r, e):
+    """r^e for r > 0 and e = q − 1: two square roots for e = 1/4 (q = 1.25, the deep claims) and one for e = 1/2,
+    each correctly rounded (a general power costs several times as much, once per active unit and sample)."""
+    if e == 0.25:
+        return math.sqrt(math.sqrt(r))
+    if e == 0.5:
+        return math.sqrt(r)
+    return r ** e
+
+
 @nb.njit(**_JIT)
 def _relu_q(h, qpow):
     """(σ(h), σ'(h)) for σ(z) = max(0, z)^q, q > 1."""
@@ -210,12 +221,12 @@ def _relu_q(h, qpow):
         return 0.0, 0.0
     if qpow == 2.0:
         return h * h, 2.0 * h
-    u = h ** (qpow - 1.0)   # one power: σ = h·h^(q−1), σ' = q·h^(q−1)
+    u = _pow_q1(h, qpow - 1.0)   # one power: σ = h·h^(q−1), σ' = q·h^(q−1)
     return h * u, qpow * u
 
 
 @nb.njit(**_JIT)
-def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, qv, lw, c, g):
+def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, TT, qv, lw, c, g):
     """ĝ of f = aᵀ σ(W_{K−1} ⋯ σ(W_1 x)) into g; returns (S, flushed samples).
 
     Z[i], E[i] hold z_k = σ(h_k) and σ'(h_k) of every hidden layer (layer k at zoff[k]); the backward pass per
@@ -229,46 +240,63 @@ def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, qv, lw, c, g):
     for k in range(1, K - 1):
         zoff[k + 1] = zoff[k] + dims[k]
     ao, last = off[K - 1], dims[K - 1]
+    for k in range(1, K):   # TT holds each W_k transposed (column s of W_k contiguous), once per step
+        rows, cols = dims[k], dims[k - 1]
+        o = off[k - 1]
+        for r in range(rows):
+            for s in range(cols):
+                TT[o + s * rows + r] = th[o + r * cols + s]
     for i in range(n):
+        Zi, Ei = Z[i], E[i]
         for k in range(1, K):
             rows, cols = dims[k], dims[k - 1]
-            o = off[k - 1]
+            o, zo = off[k - 1], zoff[k]
+            prev = X[i] if k == 1 else Zi[zoff[k - 1]:zoff[k - 1] + cols]   # z_{k−1} (one view per layer)
+            h = Zi[zo:zo + rows]
+            h[:] = 0.0
+            for s in range(cols):   # h_r = Σ_s W_rs z_s, summed in s order, over the width (independent sums)
+                ps = prev[s]
+                t = o + s * rows
+                for r in range(rows):
+                    h[r] += TT[t + r] * ps
             for r in range(rows):
-                acc = 0.0
-                for s in range(cols):
-                    prev = X[i, s] if k == 1 else Z[i, zoff[k - 1] + s]
-                    acc += th[o + r * cols + s] * prev
-                zv, dv = _relu_q(acc, qpow)
-                Z[i, zoff[k] + r] = zv
-                E[i, zoff[k] + r] = dv
+                zv, dv = _relu_q(h[r], qpow)
+                Zi[zo + r] = zv
+                Ei[zo + r] = dv
         out = 0.0
+        zl = zoff[K - 1]
         for j in range(last):
-            out += th[ao + j] * Z[i, zoff[K - 1] + j]
+            out += th[ao + j] * Zi[zl + j]
         qv[i] = y[i] * out
     S, zeros = _weights(qv, y, loss, lw, c)
     for k in range(g.shape[0]):
         g[k] = 0.0
     for i in range(n):
         ci = c[i]
+        Zi, Ei = Z[i], E[i]
+        zl = zoff[K - 1]
         for j in range(last):
-            g[ao + j] += ci * Z[i, zoff[K - 1] + j]
+            g[ao + j] += ci * Zi[zl + j]
             delta[j] = ci * th[ao + j]
         for k in range(K - 1, 0, -1):
             rows, cols = dims[k], dims[k - 1]
-            o = off[k - 1]
+            o, zo = off[k - 1], zoff[k]
+            prev = X[i] if k == 1 else Zi[zoff[k - 1]:zoff[k - 1] + cols]
             for r in range(rows):
-                delta[r] = delta[r] * E[i, zoff[k] + r]
+                delta[r] = delta[r] * Ei[zo + r]
             for r in range(rows):
                 er = delta[r]
+                w = o + r * cols
                 for s in range(cols):
-                    prev = X[i, s] if k == 1 else Z[i, zoff[k - 1] + s]
-                    g[o + r * cols + s] += er * prev
-            if k > 1:
+                    g[w + s] += er * prev[s]
+            if k > 1:   # δ ← W_kᵀ e_k, each sum in r order, over the row (independent sums)
                 for s in range(cols):
-                    acc = 0.0
-                    for r in range(rows):
-                        acc += th[o + r * cols + s] * delta[r]
-                    nd[s] = acc
+                    nd[s] = 0.0
+                for r in range(rows):
+                    er = delta[r]
+                    w = o + r * cols
+                    for s in range(cols):
+                        nd[s] += th[w + s] * er
                 for s in range(cols):
                     delta[s] = nd[s]
     return S, zeros
@@ -439,6 +467,7 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
         g = np.empty(P)
         dvec = np.empty(P)
         tmp = np.empty(P)
+        tmp2 = np.empty(P if model == DEEP else 1)
         qv = np.empty(n)
         lw = np.empty(n)
         c = np.empty(n)
@@ -466,7 +495,7 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
             if model == TWO_LAYER:
                 S, zeros = _two_layer_grad(X, y, th, dims[1], qpow, loss, H, D, WT, GT, qv, lw, c, g)
             elif model == DEEP:
-                S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, qv, lw, c, g)
+                S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, tmp2, qv, lw, c, g)
             else:
                 S, zeros = _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g)
             if zeros == n:
