@@ -12,13 +12,18 @@ Items are marked `claim` and `tier_<name>`; a claim without the selected tier is
 Under pytest-xdist (`pytest -n auto`) each worker runs its share of the claim items and hands its rows
 to the controller (xdist's `workeroutput`, collected in `pytest_testnodedown`); the controller writes
 one results.json with every row, in registry order (claim file name order), at session end. Claims are
-seeded from (claim id, seed 0) only, so a row does not depend on the worker that ran it.
+seeded from (claim id, seed 0) only, so a row does not depend on the worker that ran it. The workers' claim
+items share one run store for the session ($IBVERIFY_RUNS, a temporary folder removed at the end), so a run that
+two claims judge on different workers is made once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,7 +94,9 @@ class ClaimItem(pytest.Item):
         tier = _tier(self.config)
         if tier not in self.claim.tiers:
             pytest.skip(f"claim has no '{tier}' tier")
-        row = run_claim(self.claim, tier, cache=self.config.getoption("--ibverify-cache"))
+        runs = getattr(self.config, "workerinput", {}).get(_RUNS_KEY)
+        with _shared_runs(runs):
+            row = run_claim(self.claim, tier, cache=self.config.getoption("--ibverify-cache"))
         _rows.append(row)
         if row["outcome"] is not None and not row["outcome"]["series"]:
             raise ClaimFailed(f"{self.claim.id}: the check returned no evidence series (the report needs a plot)")
@@ -111,6 +118,42 @@ class ClaimItem(pytest.Item):
 
 
 _WORKER_KEY = "ibverify_rows"
+_RUNS_KEY = "ibverify_runs"
+
+
+@contextlib.contextmanager
+def _shared_runs(folder: str | None):
+    """$IBVERIFY_RUNS = folder while a claim item runs (cache.shared_value: a run made once for every worker)."""
+    from .cache import RUNS_ENV
+
+    if not folder:
+        yield
+        return
+    old = os.environ.get(RUNS_ENV)
+    os.environ[RUNS_ENV] = folder
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(RUNS_ENV, None)
+        else:
+            os.environ[RUNS_ENV] = old
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist controller: the claim items of every worker share one run store for the session (a claim and the
+    claims that judge its runs, e.g. its controls, may land on different workers: the runs are made once)."""
+    config = node.config
+    if not hasattr(config, "_ibverify_runs"):
+        config._ibverify_runs = tempfile.mkdtemp(prefix="ibverify-runs-")
+    node.workerinput[_RUNS_KEY] = config._ibverify_runs
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_ibverify_runs", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _is_xdist_worker(config) -> bool:

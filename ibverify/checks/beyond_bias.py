@@ -14,7 +14,8 @@ and the cross-geometry rule rules.judge_separation on the two-layer net; an unde
 The claim's tolerances document the rules' own numbers and must equal them: `bound`, `min_drop` = checks.bias.BOUND,
 MIN_DROP (degree-1 margin gaps), or `guard`, `min_drop`, `bound` = checks.bias.NET (two-layer residuals). Optional
 `batch` (two-layer): cyclic mini-batches of that many samples per step (engine.block.run), e.g. 1 for per-sample
-Adam. The optimizer's knobs come from the claim's params (the table's KNOBS). A control runs the opposite law on the
+Adam. `until_contradicted` (a control's smoke tier): stop drawing datasets at the first one that contradicts the law,
+which already decides the verdict. The optimizer's knobs come from the claim's params (the table's KNOBS). A control runs the opposite law on the
 same datasets with a configuration for which the rules must find g (e.g. exact-polar Muon against "NS5 Muon goes to
 the spectral direction"), so a contradiction of the law is the configuration's doing, not the data's or the rule's.
 """
@@ -77,6 +78,8 @@ def geometry_law(ctx: CheckContext) -> Outcome:
         others = ", ".join(f"{h} {jh.word} {jh.value:.3g}" for h, jh in res.items() if h != g)
         lines.append(f"{pr.tag}: {g} {j.word} at T = {j.horizon:.2g} ({j.quantity} {j.value:.3g}, slope "
                      f"{j.slope:.2g}; {j.reason}) → law {w}; others: {others}")
+        if w == rules.CONTRADICTED and p.get("until_contradicted", False):
+            break   # a control's smoke tier: one contradicted dataset already decides (refuted)
     judged = [w for w in words if w != rules.SET_ASIDE]
     need = max(1, math.ceil(2 * len(judged) / 3))
     holds, text = rules.tally(words, need)

@@ -147,6 +147,21 @@ class FigureMaker:
         self.width, self.height = width_in, height_in
         self.fig = Figure(figsize=(width_in, height_in))
         FigureCanvasAgg(self.fig)
+        self._ax = None
+
+    def _blank_axes(self, rect):
+        """The one Axes, emptied of the last plot's lines, texts and legend and moved to `rect`: kept between plots
+        because making an Axes and its ticks anew is most of a small plot's cost; every property a plot sets
+        (scales, limits, ticks, labels, grid) is set again by each plot."""
+        if self._ax is None:
+            self._ax = self.fig.add_axes(rect)
+            return self._ax
+        ax = self._ax
+        for artist in [*ax.lines, *ax.texts, *self.fig.legends]:
+            artist.remove()
+        ax.set_axis_on()
+        ax.set_position(rect)
+        return ax
 
     def _axes_for(self, series: list[dict], tol: list[tuple[str, float]]):
         log_x = all(s.get("log_x", True) for s in series)
@@ -183,11 +198,10 @@ class FigureMaker:
         legend_rows = math.ceil(entries / ncols) if entries else 0
         height = self.height + 0.2 * legend_rows
         fig = self.fig
-        fig.clf()
         fig.set_size_inches(self.width, height)
         bottom_in = 0.5 + 0.2 * legend_rows + (0.1 if legend_rows else 0)
-        ax = fig.add_axes((0.95 / self.width, bottom_in / height, 1 - 1.15 / self.width,
-                           1 - (bottom_in + 0.25) / height))
+        ax = self._blank_axes((0.95 / self.width, bottom_in / height, 1 - 1.15 / self.width,
+                               1 - (bottom_in + 0.25) / height))
         if xa is None:
             ax.set_axis_off()
             logs = any(s.get("log_x", True) or s.get("log_y", True) for s in series)

@@ -2,6 +2,7 @@
 
 import multiprocessing as mp
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -83,3 +84,31 @@ def test_network_runs_go_through_the_store(tmp_path, monkeypatch):
     assert all(np.array_equal(a[k], b[k]) for a, b in zip(r1.thetas, r2.thetas, strict=True) for k in a)
     gronich.get_run(SimpleNamespace(store=RunStore()), cfg, 4, warn=False)  # another seed: not stored, it trains
     assert trained == [1]
+
+
+def test_pytest_workers_share_one_run_store_while_claim_items_run(monkeypatch):
+    """The pytest plugin: the xdist controller gives every worker the same session folder; a claim item runs with
+    $IBVERIFY_RUNS set to it (and restored after); the folder is removed when the session ends."""
+    from types import SimpleNamespace
+
+    from ibverify import pytest_plugin as P
+    from ibverify.cache import RUNS_ENV
+
+    config = SimpleNamespace()
+    nodes = [SimpleNamespace(config=config, workerinput={}) for _ in range(2)]
+    for node in nodes:
+        P.pytest_configure_node(node)
+    folder = nodes[0].workerinput[P._RUNS_KEY]
+    assert folder == nodes[1].workerinput[P._RUNS_KEY] and Path(folder).is_dir()
+    monkeypatch.setenv(RUNS_ENV, "/somewhere/else")
+    with P._shared_runs(folder):
+        assert os.environ[RUNS_ENV] == folder
+    assert os.environ[RUNS_ENV] == "/somewhere/else"
+    monkeypatch.delenv(RUNS_ENV)
+    with P._shared_runs(None):
+        assert RUNS_ENV not in os.environ
+    with P._shared_runs(folder):
+        pass
+    assert RUNS_ENV not in os.environ
+    P.pytest_unconfigure(config)
+    assert not Path(folder).exists()

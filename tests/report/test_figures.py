@@ -122,6 +122,23 @@ def test_output_is_deterministic_and_self_describing(maker):
     assert a.skipped == 1
 
 
+def test_a_plot_does_not_depend_on_the_plots_drawn_before_it():
+    """FigureMaker keeps one Axes between plots: a plot drawn after others (a log plot with a tolerance and a legend,
+    a plot with nothing plottable, a linear one) is byte-identical to the same plot from a fresh maker."""
+    a = [series_over(1e-6, 0.3), dict(series_over(1e-5, 0.1), name="other")]
+    empty = [{"name": "e", "x": [1.0, 2.0], "y": [None, None], "xlabel": "step", "ylabel": "gap"}]
+    lin = [dict(series_over(-1.0, 2.0, log_y=False, log_x=False), name="lin")]
+    tol = {"gap_max": {"value": 1e-3}}
+    fresh = FigureMaker().draw(a, "gap", tol, "k")
+    used = FigureMaker()
+    for series, t in ((lin, {}), (empty, {}), (a, tol), (lin, {}), (empty, {})):
+        used.draw(series, "gap", t, "k")
+    again = used.draw(a, "gap", tol, "k")
+    assert again.svg == fresh.svg and again.pdf == fresh.pdf and again.csv == fresh.csv
+    assert FigureMaker().draw(lin, "gap", {}, "k").svg == used.draw(lin, "gap", {}, "k").svg
+    assert FigureMaker().draw(empty, "gap", {}, "k").svg == used.draw(empty, "gap", {}, "k").svg
+
+
 def test_repeated_rows_of_a_controls_table_are_shown_once(results, tmp_path):
     c = claim_of(results, "baek.control.gr-inc-adam-linf")
     row = {"example": "n=5 d=10", "final gap": 0.0993, "ok": False, "why not": "gap not falling"}
