@@ -15,9 +15,10 @@ The claim's tolerances document the rules' own numbers and must equal them: `bou
 MIN_DROP (degree-1 margin gaps), or `guard`, `min_drop`, `bound` = checks.bias.NET (two-layer residuals). Optional
 `batch` (two-layer): cyclic mini-batches of that many samples per step (engine.block.run), e.g. 1 for per-sample
 Adam. `until_contradicted` (a control's smoke tier): stop drawing datasets at the first one that contradicts the law,
-which already decides the verdict. The optimizer's knobs come from the claim's params (the table's KNOBS). A control runs the opposite law on the
-same datasets with a configuration for which the rules must find g (e.g. exact-polar Muon against "NS5 Muon goes to
-the spectral direction"), so a contradiction of the law is the configuration's doing, not the data's or the rule's.
+which already decides the verdict. The optimizer's knobs come from the claim's params (the table's KNOBS). A control
+runs the opposite law on the same datasets with a configuration for which the rules must find g (e.g. exact-polar
+Muon against "NS5 Muon goes to the spectral direction"), so a contradiction of the law is the configuration's doing,
+not the data's or the rule's.
 """
 
 from __future__ import annotations
