@@ -31,12 +31,8 @@ class Float64:
     @staticmethod
     def safe_div(a, b):
         """a / b elementwise with 0/0 := 0 (b == 0 only where a == 0 in our uses)."""
-        out = np.zeros(np.broadcast(a, b).shape)
-        b = np.broadcast_to(b, out.shape)
-        a = np.broadcast_to(a, out.shape)
-        nz = b != 0
-        out[nz] = a[nz] / b[nz]
-        return out
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return np.divide(a, b, out=np.zeros(np.broadcast_shapes(a.shape, b.shape)), where=b != 0)
 
     @staticmethod
     def norm2(u):
