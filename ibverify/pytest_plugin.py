@@ -90,12 +90,13 @@ class ClaimItem(pytest.Item):
 
     def runtest(self):
         from .runner.claim import run_claim  # start-up time: numpy (pytest loads this plugin in every session)
+        from .runner.distributed import shared_runs
 
         tier = _tier(self.config)
         if tier not in self.claim.tiers:
             pytest.skip(f"claim has no '{tier}' tier")
-        runs = getattr(self.config, "workerinput", {}).get(_RUNS_KEY)
-        with _shared_runs(runs):
+        session = getattr(self.config, "workerinput", {}).get(_RUNS_KEY)   # xdist: the workers' one run store
+        with shared_runs(session) if session else contextlib.nullcontext():
             row = run_claim(self.claim, tier, cache=self.config.getoption("--ibverify-cache"))
         _rows.append(row)
         if row["outcome"] is not None and not row["outcome"]["series"]:
@@ -121,29 +122,11 @@ _WORKER_KEY = "ibverify_rows"
 _RUNS_KEY = "ibverify_runs"
 
 
-@contextlib.contextmanager
-def _shared_runs(folder: str | None):
-    """$IBVERIFY_RUNS = folder while a claim item runs (cache.shared_value: a run made once for every worker)."""
-    from .cache import RUNS_ENV
-
-    if not folder:
-        yield
-        return
-    old = os.environ.get(RUNS_ENV)
-    os.environ[RUNS_ENV] = folder
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(RUNS_ENV, None)
-        else:
-            os.environ[RUNS_ENV] = old
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """xdist controller: the claim items of every worker share one run store for the session (a claim and the
-    claims that judge its runs, e.g. its controls, may land on different workers: the runs are made once)."""
+    """xdist controller: the claim items of every worker share one run store for the session, <folder>/runs
+    (runner.distributed.shared_runs; a claim and the claims that judge its runs, e.g. its controls, may land on
+    different workers: the runs are made once). The folder is removed at the end of the session."""
     config = node.config
     if not hasattr(config, "_ibverify_runs"):
         config._ibverify_runs = tempfile.mkdtemp(prefix="ibverify-runs-")

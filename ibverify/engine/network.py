@@ -226,7 +226,7 @@ def _relu_q(h, qpow):
 
 
 @nb.njit(**_JIT)
-def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, TT, qv, lw, c, g):
+def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, qv, lw, c, g):
     """ĝ of f = aᵀ σ(W_{K−1} ⋯ σ(W_1 x)) into g; returns (S, flushed samples).
 
     Z[i], E[i] hold z_k = σ(h_k) and σ'(h_k) of every hidden layer (layer k at zoff[k]); the backward pass per
@@ -240,63 +240,46 @@ def _deep_grad(X, y, th, dims, qpow, loss, Z, E, delta, nd, TT, qv, lw, c, g):
     for k in range(1, K - 1):
         zoff[k + 1] = zoff[k] + dims[k]
     ao, last = off[K - 1], dims[K - 1]
-    for k in range(1, K):   # TT holds each W_k transposed (column s of W_k contiguous), once per step
-        rows, cols = dims[k], dims[k - 1]
-        o = off[k - 1]
-        for r in range(rows):
-            for s in range(cols):
-                TT[o + s * rows + r] = th[o + r * cols + s]
     for i in range(n):
-        Zi, Ei = Z[i], E[i]
         for k in range(1, K):
             rows, cols = dims[k], dims[k - 1]
-            o, zo = off[k - 1], zoff[k]
-            prev = X[i] if k == 1 else Zi[zoff[k - 1]:zoff[k - 1] + cols]   # z_{k−1} (one view per layer)
-            h = Zi[zo:zo + rows]
-            h[:] = 0.0
-            for s in range(cols):   # h_r = Σ_s W_rs z_s, summed in s order, over the width (independent sums)
-                ps = prev[s]
-                t = o + s * rows
-                for r in range(rows):
-                    h[r] += TT[t + r] * ps
+            o = off[k - 1]
             for r in range(rows):
-                zv, dv = _relu_q(h[r], qpow)
-                Zi[zo + r] = zv
-                Ei[zo + r] = dv
+                acc = 0.0
+                for s in range(cols):
+                    prev = X[i, s] if k == 1 else Z[i, zoff[k - 1] + s]
+                    acc += th[o + r * cols + s] * prev
+                zv, dv = _relu_q(acc, qpow)
+                Z[i, zoff[k] + r] = zv
+                E[i, zoff[k] + r] = dv
         out = 0.0
-        zl = zoff[K - 1]
         for j in range(last):
-            out += th[ao + j] * Zi[zl + j]
+            out += th[ao + j] * Z[i, zoff[K - 1] + j]
         qv[i] = y[i] * out
     S, zeros = _weights(qv, y, loss, lw, c)
     for k in range(g.shape[0]):
         g[k] = 0.0
     for i in range(n):
         ci = c[i]
-        Zi, Ei = Z[i], E[i]
-        zl = zoff[K - 1]
         for j in range(last):
-            g[ao + j] += ci * Zi[zl + j]
+            g[ao + j] += ci * Z[i, zoff[K - 1] + j]
             delta[j] = ci * th[ao + j]
         for k in range(K - 1, 0, -1):
             rows, cols = dims[k], dims[k - 1]
-            o, zo = off[k - 1], zoff[k]
-            prev = X[i] if k == 1 else Zi[zoff[k - 1]:zoff[k - 1] + cols]
+            o = off[k - 1]
             for r in range(rows):
-                delta[r] = delta[r] * Ei[zo + r]
+                delta[r] = delta[r] * E[i, zoff[k] + r]
             for r in range(rows):
                 er = delta[r]
-                w = o + r * cols
                 for s in range(cols):
-                    g[w + s] += er * prev[s]
-            if k > 1:   # δ ← W_kᵀ e_k, each sum in r order, over the row (independent sums)
+                    prev = X[i, s] if k == 1 else Z[i, zoff[k - 1] + s]
+                    g[o + r * cols + s] += er * prev
+            if k > 1:
                 for s in range(cols):
-                    nd[s] = 0.0
-                for r in range(rows):
-                    er = delta[r]
-                    w = o + r * cols
-                    for s in range(cols):
-                        nd[s] += th[w + s] * er
+                    acc = 0.0
+                    for r in range(rows):
+                        acc += th[o + r * cols + s] * delta[r]
+                    nd[s] = acc
                 for s in range(cols):
                     delta[s] = nd[s]
     return S, zeros
@@ -467,7 +450,6 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
         g = np.empty(P)
         dvec = np.empty(P)
         tmp = np.empty(P)
-        tmp2 = np.empty(P if model == DEEP else 1)
         qv = np.empty(n)
         lw = np.empty(n)
         c = np.empty(n)
@@ -495,7 +477,7 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
             if model == TWO_LAYER:
                 S, zeros = _two_layer_grad(X, y, th, dims[1], qpow, loss, H, D, WT, GT, qv, lw, c, g)
             elif model == DEEP:
-                S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, tmp2, qv, lw, c, g)
+                S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, qv, lw, c, g)
             else:
                 S, zeros = _chain_grad(X, y, th, dims, loss, A, qv, lw, c, g)
             if zeros == n:

@@ -21,7 +21,6 @@ units: θ' = θ*/‖θ*‖ and per-sample directions Ĝ_i = ∇q_i(θ*)·‖θ*�
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from scipy.optimize import nnls
 
 from .. import IbverifyError
 from ..blocks import Params
+from ..cache import fingerprint
 
 
 @dataclass
@@ -79,14 +79,20 @@ def _normalized(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray):
     return ts, q, N, thp, G
 
 
+def _geometry_key(geometry) -> tuple:
+    """Everything a geometry's norm depends on: its kind, name, matrix blocks and the hybrid's exact c (the name
+    rounds c to 6 digits)."""
+    return (type(geometry).__name__, geometry.name, getattr(geometry, "matrix_blocks", None),
+            getattr(geometry, "c", None))
+
+
 _FENCHEL_PROBLEMS: dict = {}   # compiled (DPP) problems by geometry and shapes: a memo, no state that changes a value
 
 
 def _fenchel_problem(geometry, shapes: dict, n: int):
     """min_{μ ≥ 0, t} ½ + ½t² − ⟨c, μ⟩  s.t.  ‖Σ_i μ_i Ĝ_i‖_* ≤ t, with Ĝ (per block) and c as parameters, so that
     cvxpy canonicalizes it once per geometry and shape and every later checkpoint only re-solves."""
-    key = (type(geometry).__name__, geometry.name, getattr(geometry, "matrix_blocks", None),
-           tuple((k, tuple(s)) for k, s in shapes.items()), n)
+    key = (_geometry_key(geometry), tuple((k, tuple(s)) for k, s in shapes.items()), n)
     if key not in _FENCHEL_PROBLEMS:
         if len(_FENCHEL_PROBLEMS) >= 64:
             _FENCHEL_PROBLEMS.pop(next(iter(_FENCHEL_PROBLEMS)))
@@ -100,20 +106,7 @@ def _fenchel_problem(geometry, shapes: dict, n: int):
     return _FENCHEL_PROBLEMS[key]
 
 
-_SOLVED: OrderedDict = OrderedDict()   # results of solves by a digest of everything they are computed from
-
-
-def _digest(*parts) -> str:
-    """A digest of the exact inputs of a solve: strings, numbers and arrays (their dtype, shape and bytes)."""
-    h = hashlib.sha256()
-    for p in parts:
-        if isinstance(p, np.ndarray):
-            h.update(f"{p.dtype}{p.shape}".encode())
-            h.update(np.ascontiguousarray(p).tobytes())
-        else:
-            h.update(repr(p).encode())
-        h.update(b"\0")
-    return h.hexdigest()
+_SOLVED: OrderedDict = OrderedDict()   # results of solves by cache.fingerprint of everything they are computed from
 
 
 def _memo(key: str, solve):
@@ -129,8 +122,6 @@ def _memo(key: str, solve):
     return value
 
 
-def _geometry_key(geometry) -> tuple:
-    return (type(geometry).__name__, geometry.name, getattr(geometry, "matrix_blocks", None))
 
 
 def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -> float:
@@ -147,8 +138,8 @@ def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -
         _solve(prob)
         return float(np.sqrt(2.0 * max(prob.value, 0.0))) if prob.value is not None else float("nan")
 
-    return _memo(_digest("fenchel", _geometry_key(geometry), tuple(shapes.items()), cval,
-                         *[G[k] for k in sorted(ts)]), solve)
+    return _memo(fingerprint(("fenchel", _geometry_key(geometry), tuple(shapes.items()), cval,
+                                    [G[k] for k in sorted(ts)])), solve)
 
 
 def fenchel_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray) -> float:
@@ -187,8 +178,8 @@ def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, t
             return (float(prob.value) if prob.value is not None else float("nan"), status,
                     None if mu.value is None else np.maximum(mu.value, 0))
 
-        res, status, muv = _memo(_digest("face", _geometry_key(geometry), tau, S,
-                                         *[a for k in sorted(ts) for a in (np.asarray(thp[k]), G[k][S])]), face)
+        res, status, muv = _memo(fingerprint(("face", _geometry_key(geometry), tau, S,
+                                                [(np.asarray(thp[k]), G[k][S]) for k in sorted(ts)])), face)
         if muv is not None:
             lam[S] = muv * N * N / model.L
 

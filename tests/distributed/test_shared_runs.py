@@ -87,12 +87,12 @@ def test_network_runs_go_through_the_store(tmp_path, monkeypatch):
 
 
 def test_pytest_workers_share_one_run_store_while_claim_items_run(monkeypatch):
-    """The pytest plugin: the xdist controller gives every worker the same session folder; a claim item runs with
-    $IBVERIFY_RUNS set to it (and restored after); the folder is removed when the session ends."""
+    """The pytest plugin: the xdist controller gives every worker the same session folder; a worker's claim items
+    run under runner.distributed.shared_runs(folder), i.e. $IBVERIFY_RUNS = folder/runs, kept by the worker (set
+    and restored around each item) and removed with the folder when the session ends."""
     from types import SimpleNamespace
 
     from ibverify import pytest_plugin as P
-    from ibverify.cache import RUNS_ENV
 
     config = SimpleNamespace()
     nodes = [SimpleNamespace(config=config, workerinput={}) for _ in range(2)]
@@ -100,15 +100,11 @@ def test_pytest_workers_share_one_run_store_while_claim_items_run(monkeypatch):
         P.pytest_configure_node(node)
     folder = nodes[0].workerinput[P._RUNS_KEY]
     assert folder == nodes[1].workerinput[P._RUNS_KEY] and Path(folder).is_dir()
-    monkeypatch.setenv(RUNS_ENV, "/somewhere/else")
-    with P._shared_runs(folder):
-        assert os.environ[RUNS_ENV] == folder
-    assert os.environ[RUNS_ENV] == "/somewhere/else"
-    monkeypatch.delenv(RUNS_ENV)
-    with P._shared_runs(None):
-        assert RUNS_ENV not in os.environ
-    with P._shared_runs(folder):
-        pass
-    assert RUNS_ENV not in os.environ
+    monkeypatch.setenv(cache.RUNS_ENV, "/somewhere/else")
+    with shared_runs(folder) as runs:
+        assert os.environ[cache.RUNS_ENV] == runs == os.path.join(folder, "runs")
+        cache.shared_value("t", 1, lambda: 7.0)
+    assert os.environ[cache.RUNS_ENV] == "/somewhere/else"
+    assert list(Path(folder, "runs").rglob("*.pkl"))              # kept for the other worker
     P.pytest_unconfigure(config)
     assert not Path(folder).exists()

@@ -147,3 +147,7 @@ def test_solves_are_remembered_by_their_exact_inputs_only(monkeypatch):
         fresh = kkt.kkt_residual(g, model, points[i], data.X, data.y, tau=0.05)   # (a re-used compiled problem
         assert (fresh.residual, fresh.fenchel) == pytest.approx((r.residual, r.fenchel), rel=1e-9, abs=1e-12)  # ulps)
     assert first[0, "linf"].fenchel != first[1, "linf"].fenchel   # the two points really differ
+    a, b = G.Hybrid(0.5), G.Hybrid(0.5 + 1e-9)   # one name ("hybrid(c=0.5)"), two norms: two problems, two values
+    assert a.name == b.name
+    ra, rb = (kkt.fenchel_residual(h, model, th1, data.X, data.y) for h in (a, b))
+    assert ra != rb
