@@ -79,9 +79,9 @@ def get_run(ctx: CheckContext, cfg: dict, seed: int, warn: bool = True):
     init = None if model.L == 1 and cfg.get("zero_init", True) else seed
     steps = int(cfg["steps"])
     cps = log_checkpoints(steps, int(cfg.get("checkpoints", 10)), int(cfg.get("start", max(10, steps // 20))))
-    r = store.get("network-run", RunStore.key(cfg, spec, seed),
-                  lambda: run(data, spec, steps, model=model, init_seed=init, init_scale=cfg.get("init_scale", 0.5),
-                              checkpoints=cps, warn=warn))
+    r = store.extended("network-run", RunStore.key(cfg, spec, seed), RunStore.lineage(cfg, spec, seed), steps,
+                       lambda prev: run(data, spec, steps, model=model, init_seed=init,
+                                        init_scale=cfg.get("init_scale", 0.5), checkpoints=cps, warn=warn, extend=prev))
     return r, model, data, r.optimizer
 
 

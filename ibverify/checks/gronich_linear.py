@@ -86,9 +86,11 @@ def train_linear(ctx: CheckContext, ex: dict, p: dict, steps: int | None = None)
     model, data = problem(ex)
     steps = int(p["steps"] if steps is None else steps)
     cps = log_checkpoints(steps, int(p.get("checkpoints", 5)), max(1, steps // 100))
-    key = (tuple(sorted(ex.items())), steps, tuple(cps), tuple(sorted(spec.to_json().items())))
-    r = (ctx.store or RunStore.process()).get("linear-run", key, lambda: run(data, spec, steps, model=model,
-                                                                            checkpoints=cps, warn=False))
+    line = (tuple(sorted(ex.items())), tuple(sorted(spec.to_json().items())))
+    key = (line[0], steps, tuple(cps), line[1])
+    r = (ctx.store or RunStore.process()).extended(
+        "linear-run", key, line, steps,
+        lambda prev: run(data, spec, steps, model=model, checkpoints=cps, warn=False, extend=prev))
     return r, model, data, r.optimizer
 
 

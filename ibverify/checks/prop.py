@@ -89,7 +89,8 @@ def decide(examples: list[Example], min_supported: int | None = None, requested:
 def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | None) -> Example:
     """judge_at(horizon, final) at steps, 10·steps, … while inconclusive and ≤ cap (None: steps); `final` is
     True at the largest horizon the example can reach. Engines are deterministic, so a longer run repeats the
-    shorter one's steps bit-identically before going on. The example records the horizon that decided it."""
+    shorter one's steps bit-identically before going on; compiled network runs continue the shorter run instead of
+    repeating it (engine.store.RunStore.extended). The example records the horizon that decided it."""
     cap = steps if cap is None else max(int(cap), steps)
     T = int(steps)
     while True:

@@ -8,6 +8,8 @@ log ℒ(θ_t), min_i q_i, the alignment r_t = ⟨Δθ_t/ν_t, −g_t/‖g_t‖_*
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
 from typing import Callable
 
@@ -75,7 +77,8 @@ def _record(out: _Trace, G, t: int, theta: Params, new: Params, ev, nu: float, m
 def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = "logistic",
         checkpoints: list[int] | None = None, sig: float = 1e-3, engine: str | None = None,
         progress: Callable[[int, int], None] | None = None, save_to: str | None = None,
-        save_every: float = 5.0, resume: bool = False, chunk: int | None = None, batch: int | None = None) -> Run:
+        save_every: float = 5.0, resume: bool = False, chunk: int | None = None, batch: int | None = None,
+        extend: Run | None = None) -> Run:
     """Train for `steps` full-batch steps from theta0; record at `checkpoints` (default: log-spaced).
 
     batch: the gradient of step t is that of the loss over `batch` samples in cyclic order, positions
@@ -91,6 +94,10 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
     save_to (compiled): the run state is saved there atomically every save_every seconds, after a Ctrl-C (then
     IbverifyError "interrupted ...") and at the end; resume=True continues from it, bit-identically.
     chunk: steps per kernel call (default: about 4·10⁶ multiply-adds); saves and Ctrl-C act between chunks.
+    extend (compiled, full batch): a shorter compiled run of the same problem (model, data, chain, θ0); this run
+    continues from its final state and takes its records at the checkpoints it already passed, instead of
+    repeating its steps (the ×10 extension of an undecided example), bit-identically. A run of another problem,
+    or one that lacks a record at a checkpoint it passed, is not continued: the run starts from step 0.
     """
     check_loss(loss)
     if engine not in (None, *ENGINES):
@@ -113,7 +120,7 @@ def run(model, X, y, opt: Optimizer, steps: int, theta0: Params, *, loss: str = 
             prob = None
         if prob is not None:
             out = _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress,
-                                save_to, save_every, resume, chunk, batch)
+                                save_to, save_every, resume, chunk, batch, None if batch or resume else extend)
             out.seconds = time.perf_counter() - t0
             return out
     if save_to or resume:
@@ -155,8 +162,36 @@ def _run_reference(model, X, y, opt, steps, theta0, loss, checkpoints, sig, prog
 CHUNK_WORK = 1 << 22  # multiply-adds per kernel call, about: paces progress, saves and Ctrl-C
 
 
+def _identity(prob, theta0) -> str:
+    """What a continued run must share with the run it continues: the problem, its data and θ0 (not the horizon)."""
+    h = hashlib.sha256(json.dumps(prob.fingerprint(), sort_keys=True).encode())
+    for a in (prob.X, prob.y, prob.flat(theta0)):
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _continue(prev: Run | None, identity: str, st, rows, cps: list[int], P: int, steps: int) -> int:
+    """Load `prev`'s final state into st and its records into rows; returns the first checkpoint index still to
+    run (0: not continued, see `run`'s `extend`)."""
+    fs = getattr(prev, "final_state", None)
+    if fs is None or fs["identity"] != identity or fs["t"] > steps:
+        return 0
+    rec = {int(c): j for j, c in enumerate(prev.checkpoints)}
+    done = [c for c in cps if c <= fs["t"]]
+    if any(c not in rec for c in done):
+        return 0
+    for k in ("w", "m", "v", "s", "diag"):
+        getattr(st, k)[:] = fs[k]
+    st.t = int(fs["t"])
+    for j, c in enumerate(done):
+        i = rec[c]
+        rows[j, :P] = st.prob.flat(prev.block_thetas[i])
+        rows[j, P:] = [prev.records[k][i] for k in RECORDS]
+    return len(done)
+
+
 def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig, progress, save_to,
-                  save_every, resume, chunk=None, batch=None) -> Run:
+                  save_every, resume, chunk=None, batch=None, extend=None) -> Run:
     """The compiled loop: chunks up to step t−1 of each checkpoint t, then step t alone with its diagnostics.
 
     Each checkpoint's record is one row [θ_t, log ℒ, q_min, align, track, adam_dev], so a saved run resumes
@@ -177,6 +212,9 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
         if saver is None:
             raise IbverifyError("resume needs a checkpoint file (save_to)")
         j0 = saver.load(st, rows)
+    identity = _identity(prob, theta0)
+    if extend is not None:
+        j0 = _continue(extend, identity, st, rows, cps, P, steps)
     per = int(chunk) if chunk else max(1, CHUNK_WORK // max(1, prob.X.shape[0] * P))
     G = opt.geometry
     hooks = Hooks()
@@ -219,4 +257,8 @@ def _run_compiled(prob, model, X, y, opt, steps, theta0, loss, checkpoints, sig,
         for k, x in zip(RECORDS, rows[j, P:], strict=True):
             out.records[k].append(float(x))
     opt.t, opt.ctr.underflow = st.t, {k: v for k, v in st.underflow().items() if k != "all_weights"}
-    return out.run(opt, "compiled", steps, theta0, dict(st.underflow()), st.diverged)
+    r = out.run(opt, "compiled", steps, theta0, dict(st.underflow()), st.diverged)
+    if not st.diverged and st.windows is None:
+        r.final_state = {"identity": identity, "t": int(st.t),
+                         **{k: getattr(st, k).copy() for k in ("w", "m", "v", "s", "diag")}}
+    return r

@@ -51,6 +51,7 @@ class Run:
     records: dict[str, list[float]] = field(default_factory=dict)  # block run: per-checkpoint evidence
     optimizer: Any = None            # block run: the chain that ran (own geometry, rate ν_t)
     seconds: float = 0.0
+    final_state: Any = None          # compiled block run: its state after the last step (`extend` continues it)
 
     @cached_property
     def thetas(self) -> list[Params]:
