@@ -3,7 +3,9 @@ the support rule, the pinned solver settings and the data scale."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -12,6 +14,23 @@ from ..data.dataset import inert_coordinates
 
 SUPPORT_RTOL = 1e-6  # support vector: λ_i > SUPPORT_RTOL·max λ and z_i·w ≤ (1 + SUPPORT_RTOL)·min_j z_j·w
 CLARABEL = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=500)
+
+
+class Memo:
+    """Results of deterministic solves by a digest (`cache.fingerprint`) of everything they are computed from: a claim
+    and its controls ask the oracles the same questions. The most recent `size` results are kept."""
+
+    def __init__(self, size: int = 4096):
+        self.size, self.values = size, OrderedDict()
+
+    def get(self, key: str, solve: Callable[[], Any]) -> Any:
+        if key in self.values:
+            self.values.move_to_end(key)
+            return self.values[key]
+        value = self.values[key] = solve()
+        if len(self.values) > self.size:
+            self.values.popitem(last=False)
+        return value
 
 
 @dataclass

@@ -22,7 +22,6 @@ units: θ' = θ*/‖θ*‖ and per-sample directions Ĝ_i = ∇q_i(θ*)·‖θ*�
 from __future__ import annotations
 
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -32,6 +31,7 @@ from scipy.optimize import nnls
 from .. import IbverifyError
 from ..blocks import Params
 from ..cache import fingerprint
+from .base import Memo
 
 
 @dataclass
@@ -106,22 +106,13 @@ def _fenchel_problem(geometry, shapes: dict, n: int):
     return _FENCHEL_PROBLEMS[key]
 
 
-_SOLVED: OrderedDict = OrderedDict()   # results of solves by cache.fingerprint of everything they are computed from
+_SOLVED = Memo()   # results of solves by cache.fingerprint of everything they are computed from
 
 
 def _memo(key: str, solve):
     """solve(), or its stored result for the same exact inputs: a claim and its controls judge the same runs in the
     same geometries, and a deterministic solver returns the same value for the same inputs (a memo, not a state)."""
-    if key in _SOLVED:
-        _SOLVED.move_to_end(key)
-        return _SOLVED[key]
-    value = solve()
-    _SOLVED[key] = value
-    if len(_SOLVED) > 4096:
-        _SOLVED.popitem(last=False)
-    return value
-
-
+    return _SOLVED.get(key, solve)
 
 
 def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -> float:

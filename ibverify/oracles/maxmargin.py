@@ -19,14 +19,18 @@ directions). A failed solve, an inaccurate status or a failed certificate raises
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .. import IbverifyError
-from .base import CLARABEL, SUPPORT_RTOL, MaxMargin, data_scale, prepared  # noqa: F401 (their home before oracles.lp)
+from ..cache import fingerprint
+from .base import CLARABEL, SUPPORT_RTOL, MaxMargin, Memo, data_scale, prepared  # noqa: F401 (their home before oracles.lp)
 
 DUAL = {"l2": 2, "linf": 1, "l1": np.inf}
 ORD = {"l2": 2, "linf": np.inf, "l1": 1}
 CERT_RTOL = 1e-7
+_SOLVED = Memo(1024)   # certified results by a digest of (Z, norm, cross_check): claims and controls share data
 
 
 def lp_exponent(norm: str) -> float:
@@ -150,7 +154,13 @@ def max_margin(Z: np.ndarray, norm: str = "l2", cross_check: bool = True) -> Max
         from .lp import lp_max_margin  # 'l<p>': the power-cone oracle with its own certificate
 
         return lp_max_margin(Z, lp_exponent(norm))
-    Z, inert, live, s, Zn = prepared(Z)
+    prep = prepared(Z)
+    key = fingerprint(("max-margin", prep[0], norm, bool(cross_check)))
+    return copy.deepcopy(_SOLVED.get(key, lambda: _certified(prep, norm, cross_check)))   # a copy: callers own it
+
+
+def _certified(prep: tuple, norm: str, cross_check: bool) -> MaxMargin:
+    Z, inert, live, s, Zn = prep
     w, lam = _solve_primal(Zn, norm)
     cert = certify(Zn, w, lam, norm)
     nw = norm_of(w, norm)

@@ -173,3 +173,32 @@ def test_inert_coordinates_are_set_aside(norm):
     np.testing.assert_allclose(np.delete(b.direction, [0, 3]), a.direction, atol=1e-8)
     assert b.direction[[0, 3]].tolist() == [0.0, 0.0]
     assert b.support.tolist() == a.support.tolist()
+
+
+def test_results_are_remembered_by_their_exact_inputs_and_handed_out_as_copies(monkeypatch):
+    """max_margin solves each (Z, norm, cross_check) once: the same inputs return equal results without a solve,
+    another Z, norm or cross-check is solved anew, and a caller changing its result does not change the next one."""
+    import ibverify.oracles.maxmargin as mm
+    from ibverify.oracles.base import Memo
+
+    calls = []
+    real = mm._solve_primal
+    monkeypatch.setattr(mm, "_solve_primal", lambda Z, norm: calls.append(norm) or real(Z, norm))
+    monkeypatch.setattr(mm, "_SOLVED", Memo())
+    Z = np.array([[1.0, 0.2, 0.0], [0.3, 1.0, 0.1], [0.5, 0.4, 1.0]])
+    first = max_margin(Z, "linf")
+    first.direction[:] = 0.0                       # the caller's own copy
+    again = max_margin(Z.copy(), "linf")
+    assert calls == ["linf"]
+    fresh = real(Z / np.abs(Z).max(), "linf")[0]
+    np.testing.assert_allclose(again.direction, fresh / np.abs(fresh).max(), rtol=1e-12)
+    max_margin(Z, "linf", cross_check=False)
+    max_margin(Z, "l2")
+    max_margin(2.0 * Z, "linf")
+    assert calls == ["linf"] * 2 + ["l2", "linf"]
+    assert max_margin(2.0 * Z, "linf").margin == pytest.approx(2.0 * again.margin, rel=1e-12)
+    assert len(calls) == 4
+    small = Memo(size=2)
+    for k in "abc":
+        small.get(k, lambda k=k: k.upper())
+    assert list(small.values) == ["b", "c"]        # the oldest is dropped
