@@ -181,3 +181,38 @@ def test_help_never_imports_numpy():
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
+
+
+def test_inert_samples_counts_samples_with_every_unit_dead_and_nothing_else():
+    """A sample is inert when f = 0 there with a zero gradient (every unit dead on it); f = 0 through a = 0 with live
+    units is not inert (∂f/∂a ≠ 0)."""
+    from ibverify import models
+
+    model = models.TwoLayer(2, 3, 2.0)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [-1.0, -1.0]])
+    W = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])           # dead only on the last two samples
+    theta = {"W": W, "a": np.array([1.0, -0.5, 2.0])}
+    assert bias.inert_samples(model, theta, X) == 2
+    assert bias.inert_samples(model, {"W": -np.abs(W) - 5.0, "a": theta["a"]}, np.abs(X)) == 4   # every one
+    assert bias.inert_samples(model, {"W": W, "a": np.zeros(3)}, X) == 2   # f = 0 on all, live units on two
+
+
+def test_a_run_with_some_inert_samples_is_extended_and_one_with_every_unit_dead_is_set_aside(monkeypatch):
+    """judge_network sets a non-separated run aside before the cap only when every sample is inert (the loss gradient
+    is exactly 0); with live samples left it is undecided (extended), and the reason says which."""
+    from types import SimpleNamespace
+
+    from ibverify import models
+
+    model = models.TwoLayer(2, 3, 2.0)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [-1.0, -1.0]])
+    data = SimpleNamespace(X=X, y=np.ones(4), n=4)
+    W = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    pr = bias.Problem("t", data, model, 0)
+    for theta, word, text in (({"W": W, "a": np.array([1.0, -0.5, 2.0])}, rules.INCONCLUSIVE, "on 2 of 4 samples"),
+                              ({"W": np.zeros((3, 2)), "a": np.ones(3)}, rules.SET_ASIDE, "every unit dead")):
+        fake = SimpleNamespace(q_min=[0.0], thetas=[theta])
+        monkeypatch.setattr(bias, "run", lambda *a, fake=fake, **k: fake)
+        out = bias.judge_network(pr, None, 1000, final=False)
+        assert {j.word for j in out.values()} == {word}
+        assert all(text in j.reason for j in out.values())
