@@ -11,6 +11,7 @@ import pytest
 
 from ibverify import IbverifyError
 from ibverify.checks import bias, rules
+from ibverify.checks import gronich_score as S
 from ibverify.cli import main
 from ibverify.optim import OptimizerSpec
 
@@ -192,9 +193,9 @@ def test_inert_samples_counts_samples_with_every_unit_dead_and_nothing_else():
     X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [-1.0, -1.0]])
     W = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])           # dead only on the last two samples
     theta = {"W": W, "a": np.array([1.0, -0.5, 2.0])}
-    assert bias.inert_samples(model, theta, X) == 2
-    assert bias.inert_samples(model, {"W": -np.abs(W) - 5.0, "a": theta["a"]}, np.abs(X)) == 4   # every one
-    assert bias.inert_samples(model, {"W": W, "a": np.zeros(3)}, X) == 2   # f = 0 on all, live units on two
+    assert S.inert_samples(model, theta, X) == 2
+    assert S.inert_samples(model, {"W": -np.abs(W) - 5.0, "a": theta["a"]}, np.abs(X)) == 4   # every one
+    assert S.inert_samples(model, {"W": W, "a": np.zeros(3)}, X) == 2   # f = 0 on all, live units on two
 
 
 def test_a_run_with_some_inert_samples_is_extended_and_one_with_every_unit_dead_is_set_aside(monkeypatch):

@@ -37,7 +37,8 @@ Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py
                      that run's direction still turning); a support needs (T2), the direction settling
                      (gronich_score.judge_direction), as in gronich_nets; a run whose direction does not settle at the
                      cap, or that never separates the data, is set aside and replaced by the next dataset (before the
-                     cap only when every unit is dead on every sample, `inert_samples`: the loss gradient is then 0).
+                     cap only when every unit is dead on every sample, gronich_score.inert_samples: the loss gradient is
+                     then 0).
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).
@@ -278,16 +279,6 @@ def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
     return r.checkpoints, gaps, scales
 
 
-def inert_samples(model, theta, X) -> int:
-    """How many samples have f(x_i) = 0 with ∂f(x_i)/∂θ = 0 exactly: every unit dead on them, so they no longer move
-    the run. A run set aside at its first horizon needs every sample so (the loss gradient is then exactly 0); one
-    with some inert samples and the others separated is extended like any undecided run."""
-    f = model.outputs(theta, X)
-    J = model.jac(theta, X)
-    grad_zero = np.all([np.all(v.reshape(len(f), -1) == 0, axis=1) for v in J.values()], axis=0)
-    return int(np.sum((f == 0) & grad_zero))
-
-
 def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None,
                   batch: int | None = None) -> dict[str, Judged]:
     """Every geometry of the two-layer net on one dataset at horizon T (module docstring); `batch`: cyclic
@@ -295,7 +286,7 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
     r = run(pr.data, spec, T, model=pr.model, init_seed=pr.init_seed, init_scale=0.5, checkpoints=_checkpoints(T),
             warn=False, progress=progress, batch=batch)
     if not r.q_min or r.q_min[-1] <= 0:
-        inert = inert_samples(pr.model, r.thetas[-1], pr.data.X) if r.q_min else 0
+        inert = S.inert_samples(pr.model, r.thetas[-1], pr.data.X) if r.q_min else 0
         dead = inert == len(pr.data.y)   # every unit dead on every sample: the loss gradient is exactly 0
         word = rules.SET_ASIDE if final or dead else rules.INCONCLUSIVE
         why = (f"the data are not separated at T = {T:.2g} (min margin {r.q_min[-1] if r.q_min else float('nan'):.3g}"

@@ -121,7 +121,9 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
         steps = int(fctx.params["steps"])
         cap = steps * 10 ** int(ctx.params.get("extensions", 1))
 
-        def evaluate(ex: dict, fctx=fctx, fam=fam, steps=steps, cap=cap) -> Example:
+        aside: list[str] = []   # this family's (prop.decide counts them per family)
+
+        def evaluate(ex: dict, fctx=fctx, fam=fam, steps=steps, cap=cap, aside=aside) -> Example:
             seen = {}
 
             def judge_at(T: int, final: bool) -> Example:
@@ -135,7 +137,7 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
 
             e = sequential(judge_at, steps, cap)
             if e.word == rules.SET_ASIDE:
-                set_aside.append(f"{fam} {example_tag(ex)}")
+                aside.append(f"{fam} {example_tag(ex)}")
                 reject()
             k = len(lines)
             for name, (x, y, ylabel, group) in seen["curves"].items():
@@ -148,7 +150,8 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
                          + (f" ({e.reason})" if e.reason else ""))
             return e
 
-        results.append(run_property(fctx, network_example(), evaluate, set_aside=set_aside))
+        results.append(run_property(fctx, network_example(), evaluate, set_aside=aside))
+        set_aside += aside
     values = [v for k, v in figs.items() if k.startswith(f"{key}[")]
     counts = {w: sum(r.counts.get(w, 0) for r in results) for w in rules.DECISIONS}
     failed = any(not r.holds and not r.undecided for r in results)

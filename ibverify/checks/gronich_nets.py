@@ -104,21 +104,21 @@ def _one(ctx: CheckContext) -> Outcome:
 
     def judge_at(ex: dict, T: int, final: bool) -> tuple:
         r, model, data, opt = run_example(ctx, ex, T)
-        if not r.q_min or r.q_min[-1] <= 0:
-            return r, None, None, None
+        if not r.q_min or r.q_min[-1] <= 0:    # not separated: how many samples hold the margin at 0 (inert)
+            return r, None, None, None, (S.inert_samples(model, r.thetas[-1], data.X) if r.q_min else 0, len(data.y))
         t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, dir_max, T2_DROP, final)
         sc = S.score(r, model, data, getattr(opt.geometry, "c", 1.0), decades)
         j = S.judge(sc, own, guard=guard, min_drop=min_drop, decades=decades, bound=bound, signature_max=sig_max,
                     final=final, approach=S.approach(r, model, data, sc, own))
-        return r, sc, j, t2
+        return r, sc, j, t2, None
 
     def evaluate(ex: dict) -> Example:
         tag = example_tag(ex)
         seen = {}
 
         def at(T: int, final: bool) -> Example:
-            r, sc, j, t2 = judge_at(ex, T, final)
-            seen.update(sc=sc, j=j, T=T)
+            r, sc, j, t2, inert = judge_at(ex, T, final)
+            seen.update(sc=sc, j=j, T=T, inert=inert)
             if j is None:
                 return Example(True, {}, decision=SET_ASIDE if final else INCONCLUSIVE)
             word, why = j.decision, list(j.reasons)
@@ -138,7 +138,9 @@ def _one(ctx: CheckContext) -> Outcome:
         if j is None:
             # (T2) assumes a limit direction with positive margin; a run whose ReLU² units all died (f ≡ 0) or
             # that never separates the data, even at the cap, is outside the theorem: set aside and counted
-            rejected.append(tag)
+            k, n = seen["inert"]
+            rejected.append(tag + (f" ({k} of {n} samples inert: f = 0 with a zero gradient, every unit dead on them)"
+                                   if k else ""))
             aside.append(tag)
             reject()
         k = len(lines)

@@ -45,6 +45,16 @@ SIGNATURE = {"l2": "l2_balance", "linf": "linf_saturate", "msp": "msp_equal", "h
 LABEL = {"l2": "ℓ2", "linf": "ℓ∞", "msp": "max-spectral", "hybrid": "hybrid"}
 
 
+def inert_samples(model, theta, X) -> int:
+    """How many samples have f(x_i) = 0 with ∂f(x_i)/∂θ = 0 exactly (in a ReLU^q net: every unit dead on them), so
+    they no longer move the run: what keeps a run's min margin at exactly 0. When every sample is inert the loss
+    gradient is exactly 0."""
+    f = model.outputs(theta, X)
+    J = model.jac(theta, X)
+    grad_zero = np.all([np.all(v.reshape(len(f), -1) == 0, axis=1) for v in J.values()], axis=0)
+    return int(np.sum((f == 0) & grad_zero))
+
+
 def applicable(model) -> list[str]:
     """Geometries in which a model's run can be scored: hybrid needs both matrix and vector blocks."""
     shapes = list(model.blocks.values())

@@ -377,3 +377,52 @@ def test_approach_evidence_falls_along_a_path_into_a_kkt_point_and_not_along_a_f
 def rules_approaching(gap):
     from ibverify.checks.rules import approaching
     return approaching(STEPS, gap)
+
+
+def test_a_set_aside_example_says_how_many_samples_hold_its_margin_at_zero(monkeypatch):
+    """An example never separated is set aside (never support), and the evidence counts its inert samples (f = 0 with
+    a zero gradient: every unit dead on them), which is what keeps its margin at exactly 0."""
+    from types import SimpleNamespace
+
+    from ibverify.checks import gronich_nets
+    from ibverify.checks.prop import set_aside_cap
+    from ibverify.claims import CheckContext, load_registry
+
+    model = models.TwoLayer(2, 3, 2.0)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [-1.0, -1.0]])
+    data = SimpleNamespace(X=X, y=np.array([1.0, 1.0, -1.0, -1.0]))
+    theta = {"W": np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), "a": np.array([1.0, -0.5, 2.0])}
+    fake = SimpleNamespace(q_min=[0.0], thetas=[theta])
+    calls = []
+    monkeypatch.setattr(gronich_nets, "run_example",
+                        lambda ctx, ex, steps=None: calls.append(ex) or (fake, model, data, None))
+    claim = {c.id: c for c in load_registry()}["gronich.momentum-gd-l2"]
+    params = {**claim.params_for("smoke"), "extensions": 0, "examples": 3}
+    out = gronich_nets.network_kkt(CheckContext(claim, "smoke", params, 0))
+    assert not out.holds and out.inconclusive and out.decisions["supported"] == 0
+    cap = set_aside_cap(3)
+    assert out.decisions["set aside"] == cap and len(calls) == cap   # a bounded number of draws, all counted
+    assert "(2 of 4 samples inert: f = 0 with a zero gradient, every unit dead on them)" in out.details
+
+
+def test_runs_set_aside_are_counted_once_across_families(monkeypatch):
+    """family_runs tallies each family on its own: the set-aside count is the number of runs set aside (each listed),
+    not a running total re-counted per family (it read 11 for 3 runs before)."""
+    from ibverify.checks import gronich_dynamics as GD
+    from ibverify.claims import CheckContext, load_registry
+
+    outside = lambda ex: ex["data_seed"] == 0                      # noqa: E731
+    monkeypatch.setattr(GD, "separated_run", lambda fctx, ex, steps=None: None if outside(ex) else ("run", ex))
+    drawn = []
+
+    def judge_run(r, ex, final):
+        drawn.append(ex)
+        return SUPPORTED, [], {"delta_T": 0.01}, {}
+
+    claim = {c.id: c for c in load_registry()}["gronich.approx-steepest"]
+    fams = ["gronich.momentum-gd-l2", "gronich.signum-linf", "gronich.muon-msp"]
+    ctx = CheckContext(claim, "smoke", {**claim.params_for("smoke"), "families": fams, "extensions": 0}, 0)
+    out = GD.family_runs(ctx, judge_run, "δ", "delta_T", 0.1)
+    listed = out.details.split("set aside")[-1].count("gronich.")
+    assert out.figures["set_aside"] == out.decisions["set aside"] == listed >= 3    # data0 first in every family
+    assert out.decisions["supported"] == len(drawn) >= 3
