@@ -55,11 +55,18 @@ def _hypothesis_draws_independent_of_imports():
         yield
 
 
+# test modules with items of over 5 s (durations of the README pytest, 2026-12-02): marked slow and queued right after
+# the claims, so that no worker ends the run on one of them while the other idles
+SLOW_MODULES = ("test_tutorial.py", "test_cluster.py", "test_xdist_report.py", "test_browser.py",
+                "test_lazy_kernels.py", "test_kernel_cache.py", "test_resume.py", "test_engine_agreement.py",
+                "test_userfile.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """Longest first: the claim items, by their runtime in the committed fast baseline (ci/baseline-fast.json; a claim
-    not in it counts as 10 s), ahead of every other test, so that pytest-xdist's workers do not end on one long
-    network claim while the other idles (the claims come last in collection order). Order only: every item runs,
-    and the other tests keep their relative order."""
+    not in it counts as 10 s), then the tests of SLOW_MODULES (marked `slow`), then every other test, so that
+    pytest-xdist's workers do not end on one long item while the other idles (the claims come last in collection
+    order). Order only: every item runs, and the tests keep their relative order within each group."""
     import json
     from pathlib import Path
 
@@ -68,9 +75,14 @@ def pytest_collection_modifyitems(config, items):
         cost = {c["id"]: float(c.get("runtime_s") or 0.0) for c in json.loads(base.read_text())["claims"]}
     except (OSError, ValueError, KeyError, TypeError):
         cost = {}
+    for item in items:
+        if getattr(item, "claim", None) is None and item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
     def key(item):
         claim = getattr(item, "claim", None)
-        return (0, -cost.get(claim.id, 10.0)) if claim is not None else (1, 0.0)
+        if claim is not None:
+            return (0, -cost.get(claim.id, 10.0))
+        return (1, 0.0) if item.get_closest_marker("slow") else (2, 0.0)
 
     items.sort(key=key)
