@@ -8,8 +8,6 @@ log ℒ(θ_t), min_i q_i, the alignment r_t = ⟨Δθ_t/ν_t, −g_t/‖g_t‖_*
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import time
 from typing import Callable
 
@@ -17,6 +15,7 @@ import numpy as np
 
 from .. import IbverifyError
 from ..blocks import Params, copy, inner
+from ..cache import fingerprint
 from ..losses import check_loss, evaluate
 from ..optim.logframe import Optimizer, Scaled
 from . import network_run as NR
@@ -164,10 +163,7 @@ CHUNK_WORK = 1 << 22  # multiply-adds per kernel call, about: paces progress, sa
 
 def _identity(prob, theta0) -> str:
     """What a continued run must share with the run it continues: the problem, its data and θ0 (not the horizon)."""
-    h = hashlib.sha256(json.dumps(prob.fingerprint(), sort_keys=True).encode())
-    for a in (prob.X, prob.y, prob.flat(theta0)):
-        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    return h.hexdigest()
+    return fingerprint((prob.fingerprint(), prob.X, prob.y, prob.flat(theta0)))
 
 
 def _continue(prev: Run | None, identity: str, st, rows, cps: list[int], P: int, steps: int) -> int:

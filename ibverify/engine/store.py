@@ -30,7 +30,7 @@ class RunStore:
 
     def __init__(self):
         self._memo: dict[tuple, Any] = {}
-        self._lineage: dict[tuple, list[tuple[int, Any]]] = {}
+        self._lineage: dict[tuple, list[Any]] = {}   # runs by lineage
 
     @classmethod
     def process(cls) -> "RunStore":
@@ -61,10 +61,10 @@ class RunStore:
         run but for its horizon, e.g. `lineage(cfg, …)`) with at most that many steps that this process already
         holds (None if none), for the engine to continue (`engine.run(..., extend=prev)`)."""
         held = self._lineage.setdefault((kind, lineage), [])
-        prev = max((r for t, r in held if t <= steps), key=lambda r: r.horizon, default=None)
+        prev = max((r for r in held if r.horizon <= steps), key=lambda r: r.horizon, default=None)
         value = self.get(kind, key, lambda: make(prev))
-        if all(r is not value for _, r in held):
-            held.append((int(steps), value))
+        if all(r is not value for r in held):
+            held.append(value)
         return value
 
     @staticmethod
