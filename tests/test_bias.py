@@ -198,9 +198,10 @@ def test_inert_samples_counts_samples_with_every_unit_dead_and_nothing_else():
     assert S.inert_samples(model, {"W": W, "a": np.zeros(3)}, X) == 2   # f = 0 on all, live units on two
 
 
-def test_a_run_with_some_inert_samples_is_extended_and_one_with_every_unit_dead_is_set_aside(monkeypatch):
-    """judge_network sets a non-separated run aside before the cap only when every sample is inert (the loss gradient
-    is exactly 0); with live samples left it is undecided (extended), and the reason says which."""
+def test_a_run_with_a_live_open_sample_is_extended_and_one_held_by_inert_samples_is_set_aside(monkeypatch):
+    """judge_network sets a non-separated run aside before the cap when inert samples alone hold its margin (every
+    sample with y·f ≤ 0 inert; all of them: the loss gradient is exactly 0); with a live sample at y·f ≤ 0 it is
+    undecided (extended), and the reason says which."""
     from types import SimpleNamespace
 
     from ibverify import models
@@ -211,6 +212,7 @@ def test_a_run_with_some_inert_samples_is_extended_and_one_with_every_unit_dead_
     W = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
     pr = bias.Problem("t", data, model, 0)
     for theta, word, text in (({"W": W, "a": np.array([1.0, -0.5, 2.0])}, rules.INCONCLUSIVE, "on 2 of 4 samples"),
+                              ({"W": W, "a": np.array([1.0, 0.5, 2.0])}, rules.SET_ASIDE, "on 2 of 4 samples"),
                               ({"W": np.zeros((3, 2)), "a": np.ones(3)}, rules.SET_ASIDE, "every unit dead")):
         fake = SimpleNamespace(q_min=[0.0], thetas=[theta])
         monkeypatch.setattr(bias, "run", lambda *a, fake=fake, **k: fake)

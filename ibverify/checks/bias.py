@@ -37,8 +37,8 @@ Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py
                      that run's direction still turning); a support needs (T2), the direction settling
                      (gronich_score.judge_direction), as in gronich_nets; a run whose direction does not settle at the
                      cap, or that never separates the data, is set aside and replaced by the next dataset (before the
-                     cap only when every unit is dead on every sample, gronich_score.inert_samples: the loss gradient is
-                     then 0).
+                     cap when inert samples alone hold its margin at 0, gronich_score.unseparated: no step acts on
+                     them any more).
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).
@@ -286,9 +286,9 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
     r = run(pr.data, spec, T, model=pr.model, init_seed=pr.init_seed, init_scale=0.5, checkpoints=_checkpoints(T),
             warn=False, progress=progress, batch=batch)
     if not r.q_min or r.q_min[-1] <= 0:
-        inert = S.inert_samples(pr.model, r.thetas[-1], pr.data.X) if r.q_min else 0
+        word, inert = (S.unseparated(pr.model, r.thetas[-1], pr.data.X, pr.data.y, final) if r.q_min else
+                       (rules.SET_ASIDE if final else rules.INCONCLUSIVE, 0))
         dead = inert == len(pr.data.y)   # every unit dead on every sample: the loss gradient is exactly 0
-        word = rules.SET_ASIDE if final or dead else rules.INCONCLUSIVE
         why = (f"the data are not separated at T = {T:.2g} (min margin {r.q_min[-1] if r.q_min else float('nan'):.3g}"
                + (", f ≡ 0 with a zero gradient: every unit dead on every sample)" if dead else
                   f", f = 0 with a zero gradient on {inert} of {len(pr.data.y)} samples)" if inert else ")"))

@@ -32,10 +32,10 @@ from ..evidence import Outcome, Series
 from .. import losses
 from ..losses import check_loss
 from ..strategies.network import network_example
-from .gronich_nets import RUN_PARAMS, example_tag, family_ctx, run_example
+from .gronich_nets import RUN_PARAMS, example_tag, family_ctx, outside, run_example
 from .gronich import get_run
 from .prop import Example, run_property, sequential
-from .rules import CONTRADICTED, INCONCLUSIVE, SET_ASIDE, SUPPORTED, judge_gap, judge_nondecreasing
+from .rules import CONTRADICTED, SET_ASIDE, SUPPORTED, judge_gap, judge_nondecreasing
 
 THRESHOLD = {"exponential": 0.0, "logistic": math.log(math.log(2.0))}   # log ℓ(0)
 
@@ -141,7 +141,8 @@ def network_alignment(ctx: CheckContext) -> Outcome:
     decades) and judged by rules.judge_gap on the gap over the last `decades` decades (bound = tolerance align_max,
     falling by ≥ trend_drop over the last decade; a stable plateau or a rise at the largest horizon contradicts), an
     undecided example extended ×10 up to `extensions` times. A run that does not separate the data at its horizon
-    (q_min ≤ 0) is outside the theorem (ℒ < ℓ(0) is its hypothesis): set aside and counted."""
+    (q_min ≤ 0) is outside the theorem (ℒ < ℓ(0) is its hypothesis): set aside and counted, at once when inert samples
+    alone hold its margin at 0, else at the cap (gronich_nets.outside)."""
     p = ctx.params
     loss = p.get("loss", "logistic")
     bound, drop = ctx.tol("align_max"), ctx.tol("trend_drop")
@@ -157,8 +158,9 @@ def network_alignment(ctx: CheckContext) -> Outcome:
 
         def at(T: int, final: bool) -> Example:
             r, model, data, _ = run_example(ctx, ex, T)
-            if not r.q_min or r.q_min[-1] <= 0:
-                return Example(True, {}, description=tag, decision=SET_ASIDE if final else INCONCLUSIVE)
+            out = outside(r, model, data, final)
+            if out is not None:
+                return Example(True, {}, description=tag, decision=out[0])
             x = np.asarray(r.checkpoints, float)
             gap = network_alignment_gap(model, r.thetas, data.X, data.y, loss)
             ok = np.isfinite(gap)

@@ -36,7 +36,7 @@ from ..blocks import fro, inner
 from ..strategies.network import network_example
 from . import gronich_score as S
 from . import rules
-from .gronich_nets import example_tag, run_example
+from .gronich_nets import example_tag, outside, run_example
 from .prop import Example, run_property, sequential
 
 def family(ctx: CheckContext, claim_id: str) -> CheckContext:
@@ -63,13 +63,12 @@ def spiral(T: int, omega: float = 0.5) -> Trajectory:
     return Trajectory(steps, th)
 
 
-def separated_run(fctx: CheckContext, ex: dict, steps: int | None = None):
-    """The example's run (gronich_nets.run_example) to `steps`; None when it has no positive margin at the
-    horizon (outside (T2))."""
+def separated_run(fctx: CheckContext, ex: dict, steps: int | None = None, final: bool = True):
+    """The example's run (gronich_nets.run_example) to `steps`, or, when it has no positive margin at the horizon
+    (outside (T2)), the decision on it (gronich_nets.outside: set aside, or extended)."""
     r, model, data, opt = run_example(fctx, ex, steps)
-    if not r.q_min or r.q_min[-1] <= 0:
-        return None
-    return r, model, data, opt
+    out = outside(r, model, data, final)
+    return (r, model, data, opt) if out is None else out[0]
 
 
 def last_decades(steps, decades: float = 1.0) -> list[int]:
@@ -112,8 +111,9 @@ def directional_convergence(ctx: CheckContext) -> Outcome:
 def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float) -> Outcome:
     """One three-valued property per family claim over its generated runs: judge_run(run, model, data, opt, final)
     -> (decision word, reasons, figures, {name: (x, y, ylabel, group)}); an undecided example is extended ×10 up
-    at most `extensions` times (default 1); an example without a positive margin even at the cap is
-    outside (T2)'s positive-margin hypothesis and set aside (counted). Claim level: prop.decide per family, all
+    at most `extensions` times (default 1); an example without a positive margin at the cap, or whose margin inert
+    samples alone hold at 0 (gronich_nets.outside), is outside (T2)'s positive-margin hypothesis and set aside
+    (counted). Claim level: prop.decide per family, all
     families combined (one contradicted example decides)."""
     series, figs, lines, results, set_aside = [], {}, [], [], []
     for fam in ctx.params["families"]:
@@ -127,9 +127,9 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
             seen = {}
 
             def judge_at(T: int, final: bool) -> Example:
-                got = separated_run(fctx, ex, T)
-                if got is None:
-                    return Example(True, {}, decision=rules.SET_ASIDE if final else rules.INCONCLUSIVE)
+                got = separated_run(fctx, ex, T, final)
+                if isinstance(got, str):
+                    return Example(True, {}, decision=got)
                 word, why, fg, curves = judge_run(*got, final)
                 seen.update(fg=fg, curves=curves, T=T)
                 return Example(word != rules.CONTRADICTED, fg, reason="; ".join(why), description=example_tag(ex),
@@ -161,7 +161,7 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
                    figure=f"{len(values)} runs ({', '.join(f'{v} {k}' for k, v in counts.items() if v)}): "
                           f"{label} ≤ {max(values, default=float('nan')):.3g} (bound {bound:g})",
                    figures=figs, series=series, examples=len(values),
-                   details=" | ".join(lines) + (f" | set aside (no positive margin even at the cap): "
+                   details=" | ".join(lines) + (f" | set aside (no positive margin at the horizon): "
                                                 f"{', '.join(set_aside)}" if set_aside else ""))
 
 

@@ -6,9 +6,10 @@ geometry (gronich_score.score) and apply the three-valued cross-geometry rule (g
 `judge` (default: the optimizer's own). An inconclusive example is extended ×10 at most `extensions` times (default
 1; prop.sequential). The claim holds with ≥ min_supported supported examples and none contradicted, does not
 hold on a contradicted one, and is inconclusive otherwise (prop.decide). The theorems' hypotheses are checked per
-example, geometry-free: positive margin at the cap and (T2) observed (gronich_score.judge_direction); an example outside
-them is set aside and counted (figures `discarded`, `outside_t2`), never support, and one whose direction has not yet
-settled is not supported yet.
+example, geometry-free: positive margin and (T2) observed (gronich_score.judge_direction); an example outside them is
+set aside and counted (figures `discarded`, `outside_t2`), never support, and one whose direction has not yet settled
+is not supported yet. A run without positive margin is extended like an undecided one while the gradient still acts on
+an unseparated sample, and set aside at once when inert samples alone hold its margin at 0 (gronich_score.unseparated).
 
 A control names a wrong geometry in `judge` and sets `examples_from` to the claim it controls: its examples are
 then drawn with that claim's hypothesis seed, so the control judges the very runs the claim judged (and reuses
@@ -62,6 +63,16 @@ def run_example(ctx: CheckContext, ex: dict, steps: int | None = None):
     return get_run(ctx, cfg, int(ex["seed"]), warn=False)
 
 
+def outside(r, model, data, final: bool) -> tuple[str, int] | None:
+    """None when the run has a positive margin at its horizon; else (decision, inert samples) by
+    gronich_score.unseparated (a run without checkpoints: set aside at the cap, extended before it)."""
+    if r.q_min and r.q_min[-1] > 0:
+        return None
+    if not r.q_min:
+        return (SET_ASIDE if final else INCONCLUSIVE), 0
+    return S.unseparated(model, r.thetas[-1], data.X, data.y, final)
+
+
 def example_tag(ex: dict) -> str:
     return f"n={ex['n']},d={ex['d']},m={ex['width']},data{ex['data_seed']},init{ex['seed']}"
 
@@ -104,8 +115,9 @@ def _one(ctx: CheckContext) -> Outcome:
 
     def judge_at(ex: dict, T: int, final: bool) -> tuple:
         r, model, data, opt = run_example(ctx, ex, T)
-        if not r.q_min or r.q_min[-1] <= 0:    # not separated: how many samples hold the margin at 0 (inert)
-            return r, None, None, None, (S.inert_samples(model, r.thetas[-1], data.X) if r.q_min else 0, len(data.y))
+        out = outside(r, model, data, final)
+        if out is not None:    # not separated: set aside, or extended while the gradient acts on an open sample
+            return r, None, None, None, (*out, len(data.y))
         t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, dir_max, T2_DROP, final)
         sc = S.score(r, model, data, getattr(opt.geometry, "c", 1.0), decades)
         j = S.judge(sc, own, guard=guard, min_drop=min_drop, decades=decades, bound=bound, signature_max=sig_max,
@@ -120,7 +132,7 @@ def _one(ctx: CheckContext) -> Outcome:
             r, sc, j, t2, inert = judge_at(ex, T, final)
             seen.update(sc=sc, j=j, T=T, inert=inert)
             if j is None:
-                return Example(True, {}, decision=SET_ASIDE if final else INCONCLUSIVE)
+                return Example(True, {}, decision=inert[0])
             word, why = j.decision, list(j.reasons)
             if t2.word == CONTRADICTED:      # outside (T2): the direction does not converge; set aside, counted
                 word, why = SET_ASIDE, [f"outside (T2): {t2.reason}"]
@@ -136,11 +148,12 @@ def _one(ctx: CheckContext) -> Outcome:
             aside.append(tag)
             reject()
         if j is None:
-            # (T2) assumes a limit direction with positive margin; a run whose ReLU² units all died (f ≡ 0) or
-            # that never separates the data, even at the cap, is outside the theorem: set aside and counted
-            k, n = seen["inert"]
-            rejected.append(tag + (f" ({k} of {n} samples inert: f = 0 with a zero gradient, every unit dead on them)"
-                                   if k else ""))
+            # (T2) assumes a limit direction with positive margin; a run that does not separate the data at the cap,
+            # or whose margin inert samples alone hold at 0 (S.unseparated), is outside the theorem: set aside, counted
+            _, k, n = seen["inert"]
+            rejected.append(tag + f" (at T = {seen['T']:.2g}"
+                            + (f": {k} of {n} samples inert: f = 0 with a zero gradient, every unit dead on them)"
+                               if k else ")"))
             aside.append(tag)
             reject()
         k = len(lines)

@@ -45,14 +45,33 @@ SIGNATURE = {"l2": "l2_balance", "linf": "linf_saturate", "msp": "msp_equal", "h
 LABEL = {"l2": "ℓ2", "linf": "ℓ∞", "msp": "max-spectral", "hybrid": "hybrid"}
 
 
-def inert_samples(model, theta, X) -> int:
-    """How many samples have f(x_i) = 0 with ∂f(x_i)/∂θ = 0 exactly (in a ReLU^q net: every unit dead on them), so
-    they no longer move the run: what keeps a run's min margin at exactly 0. When every sample is inert the loss
-    gradient is exactly 0."""
+def inert_mask(model, theta, X) -> np.ndarray:
+    """Which samples have f(x_i) = 0 with ∂f(x_i)/∂θ = 0 exactly (in a ReLU^q net: every unit dead on them): they no
+    longer move the run, and they keep its min margin at exactly 0. When every sample is inert the loss gradient is
+    exactly 0."""
     f = model.outputs(theta, X)
     J = model.jac(theta, X)
     grad_zero = np.all([np.all(v.reshape(len(f), -1) == 0, axis=1) for v in J.values()], axis=0)
-    return int(np.sum((f == 0) & grad_zero))
+    return (f == 0) & grad_zero
+
+
+def inert_samples(model, theta, X) -> int:
+    """How many samples are inert (inert_mask)."""
+    return int(np.sum(inert_mask(model, theta, X)))
+
+
+def unseparated(model, theta, X, y, final: bool) -> tuple[str, int]:
+    """The decision on a run without a positive margin at its horizon, and its number of inert samples.
+
+    A positive margin is the theorems' hypothesis, so such a run is outside them: set aside at the largest horizon it
+    can reach (`final`), and already before it when inert samples alone hold its margin (every sample with
+    y·f(x) ≤ 0 is inert: no step acts on them any more, the run fits the others); inconclusive (extended ×10) while
+    the gradient still acts on an unseparated sample. At seed 0 none of the six runs so held at the fast tier's horizon
+    had separated a decade later, while their weights moved (by up to 14 per coordinate)."""
+    inert = inert_mask(model, theta, X)
+    open_ = y * model.outputs(theta, X) <= 0
+    held = bool(np.any(open_) and np.all(inert[open_]))
+    return (rules.SET_ASIDE if final or held else rules.INCONCLUSIVE), int(np.sum(inert))
 
 
 def applicable(model) -> list[str]:

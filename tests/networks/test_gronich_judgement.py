@@ -11,7 +11,7 @@ from ibverify import IbverifyError
 from ibverify.checks import gronich_dynamics as D
 from ibverify.checks import gronich_linear as GL
 from ibverify.checks import gronich_score as S
-from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, rate_fit
+from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, SET_ASIDE, SUPPORTED, rate_fit
 from ibverify.data import netdata as datasets
 from ibverify.oracles import kkt
 from ibverify import models
@@ -397,12 +397,65 @@ def test_a_set_aside_example_says_how_many_samples_hold_its_margin_at_zero(monke
     monkeypatch.setattr(gronich_nets, "run_example",
                         lambda ctx, ex, steps=None: calls.append(ex) or (fake, model, data, None))
     claim = {c.id: c for c in load_registry()}["gronich.momentum-gd-l2"]
-    params = {**claim.params_for("smoke"), "extensions": 0, "examples": 3}
+    params = {**claim.params_for("smoke"), "steps": 100_000, "extensions": 0, "examples": 3}
     out = gronich_nets.network_kkt(CheckContext(claim, "smoke", params, 0))
     assert not out.holds and out.inconclusive and out.decisions["supported"] == 0
     cap = set_aside_cap(3)
     assert out.decisions["set aside"] == cap and len(calls) == cap   # a bounded number of draws, all counted
-    assert "(2 of 4 samples inert: f = 0 with a zero gradient, every unit dead on them)" in out.details
+    assert "(at T = 1e+05: 2 of 4 samples inert: f = 0 with a zero gradient, every unit dead on them)" in out.details
+
+
+# y = (+1, +1, −1, −1); units 1–3 dead on samples 3 and 4 (inert); sample 2 has f = −0.5 + 0.5 = 0 through live units
+_X4 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [-1.0, -1.0]])
+_W3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+
+
+@pytest.mark.parametrize("a,y,word", [
+    ([1.0, 0.5, 2.0], [1, 1, -1, -1], SET_ASIDE),        # open samples 3, 4: both inert
+    ([1.0, -0.5, 2.0], [1, 1, -1, -1], INCONCLUSIVE),    # sample 2 open (y·f = 0) and live
+    ([1.0, 0.5, -4.0], [1, 1, -1, -1], INCONCLUSIVE),    # sample 2 open with y·f = −0.5 < 0, live
+    ([1.0, 0.5, 2.0], [1, 1, 1, 1], SET_ASIDE),          # y of the inert samples flipped: still y·f = 0
+])
+def test_unseparated_sets_aside_early_only_a_run_held_by_inert_samples(a, y, word):
+    """gronich_score.unseparated: before the cap, set aside exactly when every sample with y·f ≤ 0 is inert; at the
+    cap always; the inert count is returned either way."""
+    model = models.TwoLayer(2, 3, 2.0)
+    theta = {"W": _W3, "a": np.array(a)}
+    assert S.unseparated(model, theta, _X4, np.array(y, float), final=False) == (word, 2)
+    assert S.unseparated(model, theta, _X4, np.array(y, float), final=True) == (SET_ASIDE, 2)
+
+
+def test_unseparated_without_an_open_sample_is_not_held():
+    """Called on a run whose margin is positive by the model's own outputs (its q_min said otherwise), nothing holds
+    it: not set aside before the cap."""
+    model = models.TwoLayer(2, 3, 2.0)
+    theta = {"W": _W3, "a": np.array([1.0, 0.5, 2.0])}
+    X, y = _X4[:2], np.ones(2)
+    assert S.unseparated(model, theta, X, y, final=False) == (INCONCLUSIVE, 0)
+
+
+@pytest.mark.parametrize("a,horizons", [([1.0, 0.5, 2.0], [100_000]), ([1.0, -0.5, 2.0], [100_000, 1_000_000])])
+def test_a_run_held_by_inert_samples_is_set_aside_at_its_first_horizon(monkeypatch, a, horizons):
+    """network_kkt's wiring: an example whose margin inert samples alone hold at 0 is set aside at the tier's horizon
+    (one run); one with a live open sample is extended ×10 to the cap first."""
+    from types import SimpleNamespace
+
+    from ibverify.checks import gronich_nets
+    from ibverify.claims import CheckContext, load_registry
+
+    model = models.TwoLayer(2, 3, 2.0)
+    data = SimpleNamespace(X=_X4, y=np.array([1.0, 1.0, -1.0, -1.0]))
+    fake = SimpleNamespace(q_min=[0.0], thetas=[{"W": _W3, "a": np.array(a)}])
+    calls = []
+    monkeypatch.setattr(gronich_nets, "run_example",
+                        lambda ctx, ex, steps=None: calls.append((ex["seed"], steps)) or (fake, model, data, None))
+    claim = {c.id: c for c in load_registry()}["gronich.momentum-gd-l2"]
+    params = {**claim.params_for("smoke"), "steps": 100_000, "extensions": 1, "examples": 1}
+    out = gronich_nets.network_kkt(CheckContext(claim, "smoke", params, 0))
+    assert out.decisions["set aside"] >= 1 and out.decisions["supported"] == 0
+    first = calls[0][0]
+    assert [t for s, t in calls if s == first] == horizons
+    assert f"(at T = {horizons[-1]:.2g}: 2 of 4 samples inert" in out.details
 
 
 def test_runs_set_aside_are_counted_once_across_families(monkeypatch):
@@ -412,7 +465,8 @@ def test_runs_set_aside_are_counted_once_across_families(monkeypatch):
     from ibverify.claims import CheckContext, load_registry
 
     outside = lambda ex: ex["data_seed"] == 0                      # noqa: E731
-    monkeypatch.setattr(GD, "separated_run", lambda fctx, ex, steps=None: None if outside(ex) else ("run", ex))
+    monkeypatch.setattr(GD, "separated_run",
+                        lambda fctx, ex, steps=None, final=True: SET_ASIDE if outside(ex) else ("run", ex))
     drawn = []
 
     def judge_run(r, ex, final):
