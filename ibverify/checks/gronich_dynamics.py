@@ -113,8 +113,7 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
     -> (decision word, reasons, figures, {name: (x, y, ylabel, group)}); an undecided example is extended ×10 up
     at most `extensions` times (default 1); an example without a positive margin at the cap, or whose margin inert
     samples alone hold at 0 (gronich_nets.outside), is outside (T2)'s positive-margin hypothesis and set aside
-    (counted). Claim level: prop.decide per family, all
-    families combined (one contradicted example decides)."""
+    (counted). Claim level: prop.decide per family, all families combined (one contradicted example decides)."""
     series, figs, lines, results, set_aside = [], {}, [], [], []
     for fam in ctx.params["families"]:
         fctx = dataclasses.replace(family(ctx, fam), seed=ctx.seed)

@@ -129,10 +129,10 @@ def _one(ctx: CheckContext) -> Outcome:
         seen = {}
 
         def at(T: int, final: bool) -> Example:
-            r, sc, j, t2, inert = judge_at(ex, T, final)
-            seen.update(sc=sc, j=j, T=T, inert=inert)
-            if j is None:
-                return Example(True, {}, decision=inert[0])
+            r, sc, j, t2, unsep = judge_at(ex, T, final)
+            seen.update(sc=sc, j=j, T=T, unsep=unsep)
+            if j is None:    # unsep: (decision, inert samples, samples)
+                return Example(True, {}, decision=unsep[0])
             word, why = j.decision, list(j.reasons)
             if t2.word == CONTRADICTED:      # outside (T2): the direction does not converge; set aside, counted
                 word, why = SET_ASIDE, [f"outside (T2): {t2.reason}"]
@@ -150,7 +150,7 @@ def _one(ctx: CheckContext) -> Outcome:
         if j is None:
             # (T2) assumes a limit direction with positive margin; a run that does not separate the data at the cap,
             # or whose margin inert samples alone hold at 0 (S.unseparated), is outside the theorem: set aside, counted
-            _, k, n = seen["inert"]
+            _, k, n = seen["unsep"]
             rejected.append(tag + f" (at T = {seen['T']:.2g}"
                             + (f": {k} of {n} samples inert: f = 0 with a zero gradient, every unit dead on them)"
                                if k else ")"))
