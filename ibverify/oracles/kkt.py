@@ -106,13 +106,9 @@ def _fenchel_problem(geometry, shapes: dict, n: int):
     return _FENCHEL_PROBLEMS[key]
 
 
-_SOLVED = Memo()   # results of solves by cache.fingerprint of everything they are computed from
-
-
-def _memo(key: str, solve):
-    """solve(), or its stored result for the same exact inputs: a claim and its controls judge the same runs in the
-    same geometries, and a deterministic solver returns the same value for the same inputs (a memo, not a state)."""
-    return _SOLVED.get(key, solve)
+# results of solves by cache.fingerprint of everything they are computed from: a claim and its controls judge the same
+# runs in the same geometries, and a deterministic solver returns the same value for the same inputs (a memo)
+_SOLVED = Memo()
 
 
 def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -> float:
@@ -129,7 +125,7 @@ def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -
         _solve(prob)
         return float(np.sqrt(2.0 * max(prob.value, 0.0))) if prob.value is not None else float("nan")
 
-    return _memo(fingerprint(("fenchel", _geometry_key(geometry), tuple(shapes.items()), cval,
+    return _SOLVED.get(fingerprint(("fenchel", _geometry_key(geometry), tuple(shapes.items()), cval,
                                     [G[k] for k in sorted(ts)])), solve)
 
 
@@ -169,7 +165,7 @@ def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, t
             return (float(prob.value) if prob.value is not None else float("nan"), status,
                     None if mu.value is None else np.maximum(mu.value, 0))
 
-        res, status, muv = _memo(fingerprint(("face", _geometry_key(geometry), tau, S,
+        res, status, muv = _SOLVED.get(fingerprint(("face", _geometry_key(geometry), tau, S,
                                                 [(np.asarray(thp[k]), G[k][S]) for k in sorted(ts)])), face)
         if muv is not None:
             lam[S] = muv * N * N / model.L
