@@ -117,7 +117,7 @@ class CheckContext:
     cache: Any = None
     on_example: Callable[[], None] = lambda: None
     map_examples: Callable[[Callable, list], list] | None = None
-    store: Any = None      # the run store (ibverify.engine.store.RunStore); None: the process's store
+    store: Any = None      # the run store (ibverify.recipes.RunStore); None: the process's store
     registry: Mapping[str, "Claim"] | None = None  # claims by id, for checks over other claims' runs
 
     def family(self, claim_id: str, **overrides) -> "CheckContext":

@@ -274,6 +274,37 @@ class DeepReLU(_Base):
 INIT_SEED_OFFSET = 1000  # θ0's random stream is kept apart from the data's, which may use the same seed
 
 
+class MatrixVectorLinear(Linear):
+    """f(X, z; W, u) = ⟨W, X⟩ + ⟨u, z⟩: blocks W ∈ R^{p×r} (matrix) and u ∈ R^k (vector), L = 1.
+
+    Inputs are rows [vec(X), z] of length d = p·r + k (row-major vec), so f is the linear model ⟨θ, x⟩ in the
+    flat parameter θ = [vec(W), u] (a `Linear` of dimension d, which the compiled engine runs) with the two
+    blocks kept apart for the hybrid optimizers and geometry."""
+
+    def __init__(self, p: int, r: int, k: int):
+        self.p, self.r, self.k = p, r, k
+        super().__init__(p * r + k, name="matrix-vector-linear")
+
+    def __post_init__(self):
+        self.blocks = {"W": (self.p, self.r), "u": (self.k,)}
+        self.degrees = {"W": 1.0, "u": 1.0}   # each block enters linearly; f is a sum, not a product
+
+    @property
+    def L(self) -> float:
+        """Degree 1 jointly: f(x; αθ) = α f(x; θ) (the blockwise degrees of a sum do not add up)."""
+        return 1.0
+
+    def outputs(self, theta, X):
+        return X[:, :self.p * self.r] @ theta["W"].ravel() + X[:, self.p * self.r:] @ theta["u"]
+
+    def vjp(self, theta, X, c):
+        return {"W": (X[:, :self.p * self.r].T @ c).reshape(self.p, self.r), "u": X[:, self.p * self.r:].T @ c}
+
+    def jac(self, theta, X):
+        n = X.shape[0]
+        return {"W": X[:, :self.p * self.r].reshape(n, self.p, self.r).copy(), "u": X[:, self.p * self.r:].copy()}
+
+
 def initial_point(model, seed: int | None, scale: float = 0.5) -> Params:
     """θ0 of a run: zero for seed None, else the model's random init from the stream of `seed`."""
     if seed is None:

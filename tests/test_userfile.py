@@ -18,7 +18,7 @@ from ibverify.claims import load_claim
 from ibverify.cli import main
 from ibverify.data import netdata
 from ibverify.engine import run
-from ibverify.engine.store import RunStore
+from ibverify.recipes import DataRecipe, Recipe
 from ibverify.models import MatrixLinear
 from ibverify.optim import OptimizerSpec
 
@@ -127,13 +127,14 @@ def test_an_edited_file_is_a_new_optimizer_for_the_run_store_and_pickles(tmp_pat
     path = tmp_path / "opt.py"
     path.write_text((EXAMPLES / "my_ngd.py").read_text())
     old = OptimizerSpec(str(path)).resolved(5)
-    key_old = RunStore.key({"steps": 10}, old, 0)
+    data = DataRecipe.of_arrays(np.eye(2))
+    key_old = Recipe(data, old, 10).key()
     assert pickle.loads(pickle.dumps(old)) == old                          # by its file, reloaded
     path.write_text(path.read_text() + "\n# edited: the same optimizer, another file\n")
     new = OptimizerSpec(str(path)).resolved(5)
     assert new.to_json() == {**old.to_json(), "source_sha256": new.to_json()["source_sha256"]}
     assert new.user.user.sha256 != old.user.user.sha256
-    assert RunStore.key({"steps": 10}, new, 0) != key_old
+    assert Recipe(data, new, 10).key() != key_old
     assert new != old
     with pytest.raises(IbverifyError, match="changed since this run was made"):
         pickle.loads(pickle.dumps(old))

@@ -22,12 +22,10 @@ from hypothesis import given, settings, strategies as st
 from ..claims import CheckContext
 from ..evidence import Outcome, Series, log_slope
 from ..jsonio import plain
-from ..data import netdata as datasets
 from ..oracles import kkt
-from .. import models
-from ..engine import log_checkpoints, run
-from ..engine.store import RunStore
-from ..optim import OptimizerSpec, info
+from ..recipes import store_of
+from ..recipes.settings import network as network_recipe
+from ..optim import info
 from ..optim.logframe import ScheduleWarning, check_schedule
 from .. import geometry as geo
 from ..blocks import inner
@@ -37,52 +35,13 @@ from ..strategies.network import block_params, model_and_point
 
 # ------------------------------------------------------------------------------------------- building blocks
 
-def _data(cfg: dict, seed: int):
-    kind = cfg.get("data", "teacher")
-    n, d = cfg.get("n"), cfg.get("d", 6)
-    if kind == "teacher":
-        return datasets.teacher_two_layer(n or 30, d, m_teacher=cfg.get("teacher_width", 4),
-                                          q=cfg.get("teacher_q", 2.0), seed=seed)
-    if kind == "linear":
-        return datasets.linear_separable(n or 20, d, seed=seed)
-    if kind == "matrix":
-        return datasets.matrix_separable(n or 20, cfg.get("rows", 4), cfg.get("cols", 3), seed=seed)
-    if kind == "digits":
-        return datasets.digits_even_odd(n, seed=seed)
-    raise ValueError(f"unknown data kind {kind!r}")
-
-
-def _model(cfg: dict, data):
-    kind = cfg.get("model", "two-layer")
-    d = data.X.shape[1]
-    if kind == "matrix-linear":
-        return models.MatrixLinear(*data.X.shape[1:])
-    return models.make_model(kind, d, width=cfg.get("width", 16), q=cfg.get("q", 2.0), depth=cfg.get("depth", 2))
-
-
-def run_spec(cfg: dict) -> OptimizerSpec:
-    """The optimizer of a run configuration (Muon-Adam's `ratio` sets lr_vector = lr_matrix · ratio)."""
-    if cfg["optimizer"] == "muon-adam" and "ratio" in cfg:
-        lm = cfg.get("lr_matrix") or info("muon-adam").default("lr_matrix")
-        cfg = {**cfg, "lr_matrix": lm, "lr_vector": lm * cfg["ratio"]}
-    return OptimizerSpec.from_params(cfg)
-
-
 def get_run(ctx: CheckContext, cfg: dict, seed: int, warn: bool = True):
-    """(run, model, data, optimizer) for a configuration and seed, from the context's run store (a claim and its
-    controls, also on two Dask workers, train each run once). θ0 = 0 for a degree-1 model unless zero_init is
-    false, else drawn with the example's seed."""
-    spec = run_spec(cfg)
-    store = ctx.store or RunStore.process()
-    data = _data(cfg, cfg.get("data_seed", seed))
-    model = _model(cfg, data)
-    init = None if model.L == 1 and cfg.get("zero_init", True) else seed
-    steps = int(cfg["steps"])
-    cps = log_checkpoints(steps, int(cfg.get("checkpoints", 10)), int(cfg.get("start", max(10, steps // 20))))
-    r = store.extended("network-run", RunStore.key(cfg, spec, seed), RunStore.lineage(cfg, spec, seed), steps,
-                       lambda prev: run(data, spec, steps, model=model, init_seed=init,
-                                        init_scale=cfg.get("init_scale", 0.5), checkpoints=cps, warn=warn, extend=prev))
-    return r, model, data, r.optimizer
+    """(run, model, data, optimizer) for a configuration and seed (`recipes.settings.network`), from the context's
+    run store (a claim and its controls, also on two Dask workers, train each run once)."""
+    recipe = network_recipe(cfg, seed)
+    store = store_of(ctx)
+    r = store.run(recipe, warn=warn)
+    return r, store.model(recipe), store.data(recipe.data), r.optimizer
 
 
 def _sep(r) -> list[int]:
@@ -293,7 +252,7 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
                     marg[name] = {g: v for g, v in analysis.margins(model, r.theta, data.X, data.y).items()
                                   if g in ("l2", "linf", "msp")}
                 for g, v in marg[name].items():
-                    figs[f"margin_{g}[{dcfg['data']}/{name}/s{seed}]"] = v
+                    figs[f"margin_{g}[{dcfg['dataset']}/{name}/s{seed}]"] = v
             for g in ("l2", "linf", "msp"):
                 own = [o for o in optimizers if info(o).geometry == g]
                 other = [o for o in optimizers if info(o).geometry != g]
@@ -301,7 +260,7 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
                     continue
                 winner = max(optimizers, key=lambda o: marg[o][g] if math.isfinite(marg[o][g]) else -np.inf)
                 ok = all(marg[a][g] > marg[b][g] for a in own for b in other)
-                table.append({"data": dcfg["data"], "seed": seed, "norm": g, "winner": winner, "ordering_holds": ok,
+                table.append({"data": dcfg["dataset"], "seed": seed, "norm": g, "winner": winner, "ordering_holds": ok,
                               **{o: round(marg[o][g], 6) for o in optimizers}})
     return table, figs
 
@@ -327,7 +286,7 @@ def _ordering_series(table: list[dict], optimizers: list[str]) -> list[Series]:
 def own_norm_wins(ctx: CheckContext) -> Outcome:
     """Each optimizer reaches the largest normalized margin in its own norm among those compared (Fig. 1)."""
     optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
-    dsets = ctx.params.get("datasets", [{"data": "teacher"}])
+    dsets = ctx.params.get("datasets", [{"dataset": "teacher"}])
     table, figs = _ordering_table(ctx, dsets, optimizers)
     held = sum(r["ordering_holds"] for r in table)
     fails = [f"{r['data']}/s{r['seed']}/{r['norm']}: winner {r['winner']}" for r in table if not r["ordering_holds"]]
@@ -375,7 +334,7 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
 def relu(ctx: CheckContext) -> Outcome:
     """Finding: non-smooth ReLU (q = 1): the own-norm ordering and the KKT-residual trend, reported."""
     optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
-    dsets = ctx.params.get("datasets", [{"data": "teacher"}])
+    dsets = ctx.params.get("datasets", [{"dataset": "teacher"}])
     table, figs = _ordering_table(ctx, dsets, optimizers)
     held = sum(r["ordering_holds"] for r in table)
     return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",

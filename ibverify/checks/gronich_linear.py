@@ -24,74 +24,23 @@ from hypothesis import reject
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
-from ..data import netdata as datasets
 from ..oracles import kkt
-from .. import models
-from ..engine import log_checkpoints, run
-from ..engine.store import RunStore
-from ..optim import OptimizerSpec, info
+from ..recipes import store_of
+from ..recipes.settings import degree_one
+from ..optim import info
 from .. import geometry as geo
 from ..strategies.network import linear_example
 from . import rules
 from .prop import Example, run_property, sequential
 
 
-class MatrixVectorLinear(models.Linear):
-    """f(X, z; W, u) = ⟨W, X⟩ + ⟨u, z⟩: blocks W ∈ R^{p×r} (matrix) and u ∈ R^k (vector), L = 1.
-
-    Inputs are rows [vec(X), z] of length d = p·r + k (row-major vec), so f is the linear model ⟨θ, x⟩ in the
-    flat parameter θ = [vec(W), u] (a `Linear` of dimension d, which the compiled engine runs) with the two
-    blocks kept apart for the hybrid optimizers and geometry."""
-
-    def __init__(self, p: int, r: int, k: int):
-        self.p, self.r, self.k = p, r, k
-        super().__init__(p * r + k, name="matrix-vector-linear")
-
-    def __post_init__(self):
-        self.blocks = {"W": (self.p, self.r), "u": (self.k,)}
-        self.degrees = {"W": 1.0, "u": 1.0}   # each block enters linearly; f is a sum, not a product
-
-    @property
-    def L(self) -> float:
-        """Degree 1 jointly: f(x; αθ) = α f(x; θ) (the blockwise degrees of a sum do not add up)."""
-        return 1.0
-
-    def outputs(self, theta, X):
-        return X[:, :self.p * self.r] @ theta["W"].ravel() + X[:, self.p * self.r:] @ theta["u"]
-
-    def vjp(self, theta, X, c):
-        return {"W": (X[:, :self.p * self.r].T @ c).reshape(self.p, self.r), "u": X[:, self.p * self.r:].T @ c}
-
-    def jac(self, theta, X):
-        n = X.shape[0]
-        return {"W": X[:, :self.p * self.r].reshape(n, self.p, self.r).copy(), "u": X[:, self.p * self.r:].copy()}
-
-
-def problem(ex: dict):
-    """(model, data) of a degree-1 example."""
-    if ex["kind"] == "vector":
-        d = datasets.linear_separable(ex["n"], ex["d"], seed=ex["data_seed"])
-        return models.Linear(ex["d"]), d
-    if ex["kind"] == "matrix":
-        d = datasets.matrix_separable(ex["n"], ex["p"], ex["r"], seed=ex["data_seed"])
-        return models.MatrixLinear(ex["p"], ex["r"]), d
-    d = datasets.matrix_vector_separable(ex["n"], ex["p"], ex["r"], ex["k"], seed=ex["data_seed"])
-    return MatrixVectorLinear(ex["p"], ex["r"], ex["k"]), d
-
-
 def train_linear(ctx: CheckContext, ex: dict, p: dict, steps: int | None = None):
-    """Train from θ = 0 to `steps` (default the tier's; the run store keeps it: a claim and its control train each
-    example once)."""
-    spec = OptimizerSpec.from_params(p)
-    model, data = problem(ex)
-    steps = int(p["steps"] if steps is None else steps)
-    cps = log_checkpoints(steps, int(p.get("checkpoints", 5)), max(1, steps // 100))
-    line = (tuple(sorted(ex.items())), tuple(sorted(spec.to_json().items())))
-    key = (line[0], steps, tuple(cps), line[1])
-    r = (ctx.store or RunStore.process()).extended(
-        "linear-run", key, line, steps,
-        lambda prev: run(data, spec, steps, model=model, checkpoints=cps, warn=False, extend=prev))
-    return r, model, data, r.optimizer
+    """Train from θ = 0 to `steps` (default the tier's; `recipes.settings.degree_one`): the run store keeps it, so
+    a claim and its control train each example once."""
+    recipe = degree_one(ex, p, steps)
+    store = store_of(ctx)
+    r = store.run(recipe, warn=False)
+    return r, store.model(recipe), store.data(recipe.data), r.optimizer
 
 
 def judged_geometry(name: str, opt):

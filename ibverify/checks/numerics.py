@@ -42,8 +42,8 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
     factor = ctx.tol("conditioning_factor")
     rows, series, worst, worst_excess, holds = [], [], 0.0, 0.0, True
     for fam in p["families"]:
-        kw = {k: v for k, v in fam.items() if k not in ("name", "data")}
-        Z = data[fam.get("data", "gr")]
+        kw = {k: v for k, v in fam.items() if k not in ("name", "dataset")}
+        Z = data[fam.get("dataset", "gr")]
         spec = OptimizerSpec.from_params(p, name=fam["name"], **kw)
         ctx.progress(f"{fam['name']} {kw}")
         fast = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], log_frame=p["log_frame"])
@@ -58,8 +58,8 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
         margins = Z @ exact.w
         margin = float(np.min(margins))
         label = fam["name"] + "".join(f" {k}={v}" for k, v in kw.items())
-        if "data" in fam:
-            label += f" on {fam['data']} data"
+        if "dataset" in fam:
+            label += f" on {fam['dataset']} data"
         rows.append({"family": label, "max relative difference": float(err.max()),
                      "max stored-state distance": float(sens.max()), "within conditioning": bool(ok.all()),
                      "min margin at horizon": margin,

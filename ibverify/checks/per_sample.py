@@ -38,7 +38,7 @@ from ..claims import CheckContext
 from ..data import gr
 from ..strategies import linear as S
 from ..engine import run
-from ..engine.store import RunStore
+from ..recipes import RunStore
 from ..engine.vector import iterate_chain
 from ..evidence import Outcome, Series, beta_text
 from ..optim import OptimizerSpec

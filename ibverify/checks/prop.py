@@ -92,7 +92,7 @@ def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | 
     """judge_at(horizon, final) at steps, 10·steps, … while inconclusive and ≤ cap (None: steps); `final` is
     True at the largest horizon the example can reach. Engines are deterministic, so a longer run repeats the
     shorter one's steps bit-identically before going on; compiled network runs continue the shorter run instead of
-    repeating it (engine.store.RunStore.extended). The example records the horizon that decided it."""
+    repeating it (recipes.RunStore.run). The example records the horizon that decided it."""
     cap = steps if cap is None else max(int(cap), steps)
     T = int(steps)
     while True:

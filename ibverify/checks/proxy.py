@@ -29,7 +29,7 @@ from ..data.dataset import make
 from ..data.files import separability_certificate
 from ..strategies import linear as S
 from ..engine import run
-from ..engine.store import RunStore
+from ..recipes import RunStore
 from ..evidence import Outcome, Series
 from ..jsonio import plain
 from ..oracles import max_margin, normalized_margin

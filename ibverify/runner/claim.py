@@ -16,6 +16,7 @@ from typing import Callable
 from .. import IbverifyError, __version__
 from ..cache import for_claim
 from ..claims import CheckContext, Claim, as_expected, verdict
+from ..recipes import RunStore
 
 try:  # private hypothesis API, see hypothesis_without_local_constants
     from hypothesis.internal.conjecture import providers as _P
@@ -65,7 +66,7 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
     ctx_params = {**claim.convention, **params}
     ctx = CheckContext(claim, tier, ctx_params, seed, progress,
                        cache=claim_cache(cache, claim, tier, seed), on_example=on_example,
-                       map_examples=map_examples)
+                       map_examples=map_examples, store=RunStore.process())
     t0 = time.perf_counter()
     outcome, error = None, None
     try:

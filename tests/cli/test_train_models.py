@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ibverify.checks.rules import OUT_OF_REACH
-from ibverify.checks.gronich import run_spec
+from ibverify.recipes.settings import network_spec as run_spec
 from ibverify.claims import load_registry
 from ibverify.cli import main
 from ibverify.data import netdata

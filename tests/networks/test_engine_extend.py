@@ -1,5 +1,5 @@
 """A ×10 extension continues the shorter run instead of repeating its steps, bit-identically (engine.block `extend`,
-engine.store.RunStore.extended)."""
+recipes.RunStore.run)."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import pytest
 from ibverify import models
 from ibverify.data import netdata as datasets
 from ibverify.engine import log_checkpoints, run
-from ibverify.engine.store import RunStore
+from ibverify.recipes import RunStore
 from ibverify.optim import OptimizerSpec
 
 MODEL = models.TwoLayer(5, 4, 2.0)
@@ -74,24 +74,22 @@ def test_a_longer_run_is_not_continued_backwards():
     _same(r, _go(spec, 2_000))
 
 
-def test_the_store_hands_the_longest_shorter_run_of_the_same_lineage():
+def test_the_store_hands_the_longest_shorter_run_of_the_same_lineage(monkeypatch):
+    from ibverify import recipes
+    from ibverify.recipes import store as store_module
+
+    monkeypatch.delenv("IBVERIFY_RUNS", raising=False)
     store, made = RunStore(), []
-    spec = OptimizerSpec.from_params(SPECS["signum"])
 
-    def make(cfg):
-        def f(prev):
-            made.append((cfg["steps"], None if prev is None else prev.horizon))
-            return run(DATA, spec, cfg["steps"], model=MODEL, init_seed=4, checkpoints=[cfg["steps"]], warn=False,
-                       extend=prev)
-        return f
+    def engine_run(*a, extend=None, **k):
+        made.append((a[2], None if extend is None else extend.horizon))
+        return run(*a, extend=extend, **k)
 
-    def get(cfg):
-        return store.extended("network-run", RunStore.key(cfg, spec, 4), RunStore.lineage(cfg, spec, 4), cfg["steps"],
-                              make(cfg))
-
-    base = {"data": "teacher", "n": 10, "d": 5, "start": 1, "checkpoints": 1}
+    monkeypatch.setattr(store_module, "engine_run", engine_run)
+    base = {"optimizer": "signum", **SPECS["signum"], "dataset": "teacher", "n": 10, "d": 5, "start": 1,
+            "checkpoints": 1}
     for steps in (100, 10_000, 1_000, 10_000):
-        get({**base, "steps": steps})
-    get({**base, "steps": 100_000, "data_seed": 9})      # another lineage: nothing to continue
-    get({**base, "steps": 100_000})
+        store.run(recipes.settings.network({**base, "steps": steps}, 4), warn=False)
+    store.run(recipes.settings.network({**base, "steps": 100_000, "data_seed": 9}, 4), warn=False)  # another lineage
+    store.run(recipes.settings.network({**base, "steps": 100_000}, 4), warn=False)
     assert made == [(100, None), (10_000, 100), (1_000, 100), (100_000, None), (100_000, 10_000)]

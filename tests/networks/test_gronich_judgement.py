@@ -9,7 +9,6 @@ from hypothesis import given, settings
 
 from ibverify import IbverifyError
 from ibverify.checks import gronich_dynamics as D
-from ibverify.checks import gronich_linear as GL
 from ibverify.checks import gronich_score as S
 from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, SET_ASIDE, SUPPORTED, rate_fit
 from ibverify.data import netdata as datasets
@@ -17,6 +16,7 @@ from ibverify.oracles import kkt
 from ibverify import models
 from ibverify import geometry as G
 from ibverify.strategies.network import separable_linear
+from ibverify.recipes.settings import degree_one_problem
 
 STEPS = [1000, 3162, 10000, 31623, 100000]   # two decades, five checkpoints
 
@@ -160,7 +160,7 @@ def test_fenchel_residual_zero_at_optimum_positive_off():
 
 def test_matrix_vector_model_is_the_flat_linear_model():
     rng = np.random.default_rng(0)
-    m = GL.MatrixVectorLinear(2, 3, 4)
+    m = models.MatrixVectorLinear(2, 3, 4)
     th = m.init(rng, 1.0)
     X = rng.standard_normal((5, 10))
     flat = np.concatenate([th["W"].ravel(), th["u"]])
@@ -175,7 +175,9 @@ def test_matrix_vector_model_is_the_flat_linear_model():
 
 def test_hybrid_optimum_differs_from_msp_on_matrix_vector_data():
     ex = {"kind": "matrix-vector", "n": 14, "data_seed": 5, "p": 3, "r": 3, "k": 4}
-    m, d = GL.problem(ex)
+    data, model = degree_one_problem(ex)
+    d = data.build()
+    m = model.build(d)
     H = G.Hybrid(1.0)
     th_h, ch = kkt.certified_max_margin(H, m, d.X, d.y)
     th_m, _ = kkt.certified_max_margin(G.MaxSpectral(), m, d.X, d.y)

@@ -1,0 +1,13 @@
+"""Recipes: everything a run is made of, as content, and the run store that owns every run.
+
+A `Recipe` (data source and arguments or arrays by content, model, optimizer spec, θ0, horizon, checkpoints,
+engine options) is the identity of a run; `RunStore.run(recipe)` is the only way a check obtains one. Checks
+describe their data and models as recipes (`DataRecipe`, `ModelRecipe`) and get the built objects from the store.
+"""
+
+from .recipe import DATA_SOURCES, MODEL_KINDS, DataRecipe, ModelRecipe, Recipe
+from .store import RunStore, store_of
+from ..engine import log_checkpoints
+
+__all__ = ["DATA_SOURCES", "MODEL_KINDS", "DataRecipe", "ModelRecipe", "Recipe", "RunStore", "log_checkpoints",
+           "store_of"]
