@@ -1,7 +1,8 @@
 """A user's data file is known by its content wherever a result is reused or recorded (issue 32 item 4): the resume
 cache and the check hash hold the sha256 of the file's bytes, not only its path, so `verify --data f.csv --resume`
 after an edit of f.csv judges the edited file; a row names the file and its sha256, and its reproduce command
-re-runs it on that file. One cheap claim (data.det-adam-linf, smoke tier: one run of 3·10⁴ steps) on 8 samples."""
+re-runs it on that file; a file edited while its claim runs makes an error row, never cached. One cheap claim
+(data.det-adam-linf, smoke tier: one run of 3·10⁴ steps) on 8 samples."""
 
 import dataclasses
 import hashlib
@@ -94,3 +95,22 @@ def test_row_and_report_name_the_file_and_its_sha256_and_reproduce_uses_it(f, tm
     assert cmd[-2:] == ["--tier", "smoke"]
     again = run(capsys, tmp_path, [*cmd[1:], "--no-cache"])   # the reproduce command re-judges the same data
     assert again["outcome"]["figures"] == row["outcome"]["figures"] and again["data"] == row["data"]
+
+
+def test_a_file_edited_while_its_claim_runs_gives_an_error_row_never_cached(f, tmp_path, capsys, monkeypatch):
+    from ibverify.checks import proxy
+
+    loaded = proxy.datasets
+
+    def edit_then_load(p):
+        out = loaded(p)
+        write_csv(f, SCALE)   # edited after the check read it: the row would name bytes it was not computed from
+        return out
+
+    monkeypatch.setattr(proxy, "datasets", edit_then_load)
+    cache = tmp_path / "cache"
+    main(["verify", CLAIM, "--data", str(f), "--tier", "smoke", "--sequential", "-q", "--cache", str(cache),
+          "--report", str(tmp_path / "r"), "--json", "-"])
+    (row,) = json.loads(capsys.readouterr().out)["claims"]
+    assert row["verdict"] == "error" and "changed while the claim ran" in row["error"]
+    assert not list(cache.rglob("row.json"))
