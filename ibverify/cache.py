@@ -6,9 +6,10 @@ folder per claim run:
     <root>/<claim id>/<tier>-seed<seed>-<key>/row.json                     a finished claim's results row
     <root>/<claim id>/<tier>-seed<seed>-<key>/ex-<prop>-<i>-<fingerprint>.pkl one evaluated Example
 
-`key` = sha256(check hash, tier-resolved params, code hash)[:16]: editing the code of the check, the
-claim's data or the code of any computing module of the package (`code_hash`; by ibverify.codehash's rule,
-comments, docstrings and layout do not count) starts a fresh folder. `prop` names
+`key` = sha256(check hash, tier-resolved params, the sha256 of every data file the params name, code hash)[:16]:
+editing the code of the check, the claim's data, the bytes of a user's data file (`verify --data FILE`: the key
+holds the file's content, not only its path) or the code of any computing module of the package (`code_hash`; by
+ibverify.codehash's rule, comments, docstrings and layout do not count) starts a fresh folder. `prop` names
 the property within the claim run: the k-th `run_property` call of the check and a hash of (family
 claim id, seed, evaluate's qualified name), so two properties of one check that draw the same
 examples (e.g. one per optimizer) never share entries. An example entry is used only when its
@@ -222,14 +223,16 @@ class RunCache:
 
 
 def for_claim(root: Path | str | None, claim, tier: str, seed: int, params: dict) -> RunCache | None:
-    """The RunCache of a claim run, or None when caching is off (root None) or the check cannot be hashed."""
+    """The RunCache of a claim run, or None when caching is off (root None) or the check cannot be hashed. The key
+    holds the content (sha256) of the data files the claim names besides their paths (`Claim.data_files`)."""
     if root is None:
         return None
     try:
         chash = claim.check_hash()
     except IbverifyError:
         return None
-    return RunCache(run_dir(root, claim.id, tier, seed, chash, params))
+    files = claim.data_files()
+    return RunCache(run_dir(root, claim.id, tier, seed, chash, {**params, "data_sha256": files} if files else params))
 
 
 RUNS_ENV = "IBVERIFY_RUNS"

@@ -79,7 +79,8 @@ class Claim:
         """Hash of what decides the verdict: the check function's own code, the claim's data, and the code
         of the check's module with every ibverify module it imports, directly or not (ibverify.codehash:
         docstrings, comments, layout and moving a function between those modules do not count; a change to
-        the engine, optimizer or oracle code under the check does). A stale baseline shows a different hash."""
+        the engine, optimizer or oracle code under the check does), and the content (sha256) of the user's optimizer
+        and data files the claim names. A stale baseline shows a different hash."""
         fn = self.function()
         mod = sys.modules[self.check.partition(":")[0]]
         try:
@@ -90,8 +91,21 @@ class Claim:
         data = repr((self.params, self.tolerances, self.tiers, self.status))
         files = self.optimizer_files()
         data += repr(files) if files else ""   # a user's optimizer file: its content decides the verdict too
+        datafiles = self.data_files()
+        data += repr(datafiles) if datafiles else ""   # a user's data file (`verify --data`): likewise
         return hashlib.sha256("\0".join((own, data, code)).encode()).hexdigest()[:16]
 
+    def data_files(self) -> dict[str, str]:
+        """{file: sha256 of its bytes} of the data files the claim's params name (`data_file`, set by `ibverify
+        verify --data FILE`; also inside a `datasets` list of tables, in params or a tier): part of the check hash and
+        the resume-cache key, so an edited file is a new check and never reuses a row of its former content."""
+        named: list[str] = []
+        for table in [self.params, *self.tiers.values()]:
+            nested = table.get("datasets") if isinstance(table.get("datasets"), list) else []
+            for t in [table, *nested]:
+                if isinstance(t, dict) and t.get("data_file"):
+                    named.append(str(t["data_file"]))
+        return {f: file_sha256(f) for f in dict.fromkeys(named)}
 
     def optimizer_files(self) -> dict[str, str]:
         """{file: sha256} of the user's optimizer files the claim names (`optimizer = "my_opt.py:make"`, resolved
@@ -139,6 +153,14 @@ class CheckContext:
     @property
     def status(self) -> str:
         return self.claim.status
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file's bytes ("missing" for a file that cannot be read: its loader says why)."""
+    try:
+        return hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
 
 
 def verdict(claim: Claim, outcome: Outcome | None) -> str:

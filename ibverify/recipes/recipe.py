@@ -12,7 +12,6 @@ recipes share a run exactly when they would train the same run; `Recipe.lineage(
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -22,20 +21,13 @@ import numpy as np
 from .. import IbverifyError
 from .. import models as M
 from ..cache import fingerprint
+from ..claims import file_sha256
 from ..data import Dataset, gaussian, gr, load_dataset, shifted_diagonal
 from ..data import netdata
 from ..data.dataset import make
 from ..data.files import separability_certificate
 from ..data.generators import gr_orthogonal
 from ..optim import OptimizerSpec
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file's bytes (a one-line error if it cannot be read)."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError as e:
-        raise IbverifyError(f"{path}: cannot read data file: {e.strerror or e}") from None
 
 
 def sklearn_split(split: str) -> Dataset:

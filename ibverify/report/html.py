@@ -177,7 +177,17 @@ def index_page(results: dict, names: dict[str, str]) -> str:
     counts = [(st, sum(c["status"] == st for c in results["claims"])) for st in STATUSES]
     return environment().get_template("index.html.j2").render(
         r=results, names=names, groups=list(groups.items()), status_counts=counts, key_figure=_key_figure,
-        spark=_spark, provenance=provenance_groups(results["claims"]))
+        spark=_spark, provenance=provenance_groups(results["claims"]), data_files=data_groups(results["claims"]))
+
+
+def data_groups(rows: list[dict]) -> list[tuple[tuple[str, str], int]]:
+    """(data file, sha256) → number of rows, for rows judged on a user's file (`verify --data`)."""
+    out: dict[tuple, int] = {}
+    for c in rows:
+        if isinstance(c.get("data"), dict):
+            key = (c["data"].get("file", ""), c["data"].get("sha256", ""))
+            out[key] = out.get(key, 0) + 1
+    return list(out.items())
 
 
 def provenance_groups(rows: list[dict]) -> list[tuple[tuple[str, bool, str], int]]:

@@ -10,7 +10,6 @@ submitted at once; a replacement for a dataset set aside is submitted when the a
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Callable
 
 from .. import IbverifyError, __version__
 from ..checks import bias
+from ..claims import file_sha256
 from .claim import provenance as code_provenance, versions
 from .distributed import RETRIES, client_for, describe, quiet_warnings
 
@@ -133,10 +133,6 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
             return [answer(spec, tasks.judge_for(i)) for i, spec in enumerate(specs)]
         finally:
             tasks.cancel()
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def provenance(argv: list[str], *, tier: str, seed: int, datasets: int, data_file: str | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import platform
+import shlex
 import subprocess
 import threading
 import time
@@ -15,7 +16,7 @@ from typing import Callable
 
 from .. import IbverifyError, __version__
 from ..cache import for_claim
-from ..claims import CheckContext, Claim, as_expected, verdict
+from ..claims import CheckContext, Claim, as_expected, file_sha256, verdict
 from ..recipes import RunStore
 
 try:  # private hypothesis API, see hypothesis_without_local_constants
@@ -52,7 +53,12 @@ def provenance() -> dict:
 
 
 def reproduce_command(claim: Claim, tier: str, seed: int = 0) -> str:
-    return f"ibverify verify {claim.id} --tier {tier}" + (f" --seed {seed}" if seed else "")
+    """The command that re-runs this row: with `--data FILE` (and `--intercept`) for a claim judged on a user's file
+    (`verify --data`: the claim's params name it), which would otherwise judge the claim's default data."""
+    data = claim.params.get("data_file")
+    with_data = (f" --data {shlex.quote(str(data))}" + (" --intercept" if claim.params.get("intercept") else "")
+                 if data else "")
+    return f"ibverify verify {claim.id}{with_data} --tier {tier}" + (f" --seed {seed}" if seed else "")
 
 
 def run_claim(claim: Claim, tier: str, seed: int = 0,
@@ -69,6 +75,7 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
                        map_examples=map_examples, store=RunStore.process())
     t0 = time.perf_counter()
     outcome, error = None, None
+    files = claim.data_files()
     try:
         with hypothesis_without_local_constants():
             outcome = claim.function()(ctx)
@@ -77,6 +84,9 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
     except Exception as e:  # a crashing check is an error verdict, with the traceback's last line
         error = f"{type(e).__name__}: {e}".splitlines()[0]
         progress(traceback.format_exc())
+    changed = [f for f, h in claim.data_files().items() if files.get(f) != h]
+    if changed:   # the row would name (and be cached under) content it was not computed from: an error, never stored
+        outcome, error = None, f"data file {changed[0]} changed while the claim ran; run it again"
     return claim_row(claim, tier, seed, outcome, error, time.perf_counter() - t0)
 
 
@@ -129,13 +139,17 @@ def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, ru
         chash = claim.check_hash()
     except IbverifyError:
         chash = ""
+    params = claim.params_for(tier)
+    data = ({"data": {"file": str(params["data_file"]), "sha256": file_sha256(params["data_file"]),
+                      "intercept": bool(params.get("intercept", False))}}
+            if params.get("data_file") else {})   # a user's data file (`verify --data`): path and content judged
     return {
         "id": claim.id, "paper": claim.paper, "result": claim.result, "status": claim.status,
         "statement": claim.statement, "assumptions": claim.assumptions, "convention": claim.convention,
         "controls": claim.controls,
         "expect": claim.expect, "verdict": word, "as_expected": as_expected(claim, word),
-        "tier": tier, "params": claim.params_for(tier), "tolerances": claim.tolerances,
-        "check": claim.check, "check_hash": chash,
+        "tier": tier, "params": params, "tolerances": claim.tolerances,
+        "check": claim.check, "check_hash": chash, **data,
         "runtime_s": round(runtime_s, 3), "seed": seed, **provenance(),
         "reproduce": reproduce_command(claim, tier, seed),
         "outcome": outcome.to_json() if outcome else None,

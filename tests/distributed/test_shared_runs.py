@@ -79,7 +79,8 @@ def test_network_runs_go_through_the_store(tmp_path, monkeypatch):
     cfg = {"model": "two-layer", "n": 8, "d": 3, "width": 4, "optimizer": "signum", "steps": 200, "lr_decay": 0.8}
     r1 = gronich.get_run(SimpleNamespace(store=RunStore()), cfg, 3, warn=False)[0]
     trained = []
-    monkeypatch.setattr(store_module, "engine_run", lambda *a, **k: trained.append(1) or SimpleNamespace(optimizer=None))
+    monkeypatch.setattr(store_module, "engine_run",
+                        lambda *a, **k: trained.append(1) or SimpleNamespace(optimizer=None, horizon=0))
     r2 = gronich.get_run(SimpleNamespace(store=RunStore()), cfg, 3, warn=False)[0]
     assert trained == [] and r2.checkpoints == r1.checkpoints
     assert all(np.array_equal(a[k], b[k]) for a, b in zip(r1.thetas, r2.thetas, strict=True) for k in a)
