@@ -38,7 +38,7 @@ from ..strategies.network import block_params, model_and_point
 # ------------------------------------------------------------------------------------------- building blocks
 
 def _data(cfg: dict, seed: int):
-    kind = cfg.get("data", "teacher")
+    kind = cfg.get("dataset", "teacher")
     n, d = cfg.get("n"), cfg.get("d", 6)
     if kind == "teacher":
         return datasets.teacher_two_layer(n or 30, d, m_teacher=cfg.get("teacher_width", 4),
@@ -293,7 +293,7 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
                     marg[name] = {g: v for g, v in analysis.margins(model, r.theta, data.X, data.y).items()
                                   if g in ("l2", "linf", "msp")}
                 for g, v in marg[name].items():
-                    figs[f"margin_{g}[{dcfg['data']}/{name}/s{seed}]"] = v
+                    figs[f"margin_{g}[{dcfg['dataset']}/{name}/s{seed}]"] = v
             for g in ("l2", "linf", "msp"):
                 own = [o for o in optimizers if info(o).geometry == g]
                 other = [o for o in optimizers if info(o).geometry != g]
@@ -301,7 +301,7 @@ def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[s
                     continue
                 winner = max(optimizers, key=lambda o: marg[o][g] if math.isfinite(marg[o][g]) else -np.inf)
                 ok = all(marg[a][g] > marg[b][g] for a in own for b in other)
-                table.append({"data": dcfg["data"], "seed": seed, "norm": g, "winner": winner, "ordering_holds": ok,
+                table.append({"data": dcfg["dataset"], "seed": seed, "norm": g, "winner": winner, "ordering_holds": ok,
                               **{o: round(marg[o][g], 6) for o in optimizers}})
     return table, figs
 
@@ -327,7 +327,7 @@ def _ordering_series(table: list[dict], optimizers: list[str]) -> list[Series]:
 def own_norm_wins(ctx: CheckContext) -> Outcome:
     """Each optimizer reaches the largest normalized margin in its own norm among those compared (Fig. 1)."""
     optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
-    dsets = ctx.params.get("datasets", [{"data": "teacher"}])
+    dsets = ctx.params.get("datasets", [{"dataset": "teacher"}])
     table, figs = _ordering_table(ctx, dsets, optimizers)
     held = sum(r["ordering_holds"] for r in table)
     fails = [f"{r['data']}/s{r['seed']}/{r['norm']}: winner {r['winner']}" for r in table if not r["ordering_holds"]]
@@ -375,7 +375,7 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
 def relu(ctx: CheckContext) -> Outcome:
     """Finding: non-smooth ReLU (q = 1): the own-norm ordering and the KKT-residual trend, reported."""
     optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
-    dsets = ctx.params.get("datasets", [{"data": "teacher"}])
+    dsets = ctx.params.get("datasets", [{"dataset": "teacher"}])
     table, figs = _ordering_table(ctx, dsets, optimizers)
     held = sum(r["ordering_holds"] for r in table)
     return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",

@@ -4,7 +4,7 @@
 float64 underflow points (g² at z ≈ 372, g at z ≈ 745) within the horizon, once in the compiled
 engine and once in the mpmath chain (local context, `dps` digits), and measures the largest relative
 difference of the iterates over log-spaced checkpoints. Holds when every family is within `rtol`.
-A family with `data = "spread"` runs on the explicit rows `spread_Z` instead (issue 10 item 7): data
+A family with `dataset = "spread"` runs on the explicit rows `spread_Z` instead (issue 10 item 7): data
 whose sample margins drift more than 745 apart, so a frame shared across the batch would flush the
 far sample's coordinates to 0 while the exact memoryless update (β2 = 0, Signum β = 0, AdamProxy)
 still takes full steps there.
@@ -42,8 +42,8 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
     factor = ctx.tol("conditioning_factor")
     rows, series, worst, worst_excess, holds = [], [], 0.0, 0.0, True
     for fam in p["families"]:
-        kw = {k: v for k, v in fam.items() if k not in ("name", "data")}
-        Z = data[fam.get("data", "gr")]
+        kw = {k: v for k, v in fam.items() if k not in ("name", "dataset")}
+        Z = data[fam.get("dataset", "gr")]
         spec = OptimizerSpec.from_params(p, name=fam["name"], **kw)
         ctx.progress(f"{fam['name']} {kw}")
         fast = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], log_frame=p["log_frame"])
@@ -58,8 +58,8 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
         margins = Z @ exact.w
         margin = float(np.min(margins))
         label = fam["name"] + "".join(f" {k}={v}" for k, v in kw.items())
-        if "data" in fam:
-            label += f" on {fam['data']} data"
+        if "dataset" in fam:
+            label += f" on {fam['dataset']} data"
         rows.append({"family": label, "max relative difference": float(err.max()),
                      "max stored-state distance": float(sens.max()), "within conditioning": bool(ok.all()),
                      "min margin at horizon": margin,

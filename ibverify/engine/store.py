@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 from ..cache import shared_value
 
 # the settings of a block run besides its optimizer (data, model, horizon, start)
-RUN_KEYS = ("data", "n", "d", "teacher_width", "teacher_q", "rows", "cols", "data_seed", "model", "width", "q",
+RUN_KEYS = ("dataset", "n", "d", "teacher_width", "teacher_q", "rows", "cols", "data_seed", "model", "width", "q",
             "depth", "steps", "checkpoints", "start", "init_scale", "zero_init")
 HORIZON_KEYS = ("steps", "checkpoints", "start")   # what a lineage's runs may differ in
 

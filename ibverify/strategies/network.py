@@ -83,7 +83,7 @@ def network_example(draw, n_range=(16, 24), d_range=(3, 5), widths=(6, 8, 10)):
 
     Returned as a plain dict of run parameters (``data_seed`` selects the dataset, ``seed`` the initialization),
     so that claims judging the same optimizer can share the very same runs."""
-    return {"data": "teacher", "n": draw(st.integers(*n_range)), "d": draw(st.integers(*d_range)),
+    return {"dataset": "teacher", "n": draw(st.integers(*n_range)), "d": draw(st.integers(*d_range)),
             "width": draw(st.sampled_from(list(widths))), "data_seed": draw(st.integers(0, 10_000)),
             "seed": draw(st.integers(0, 10_000))}
 

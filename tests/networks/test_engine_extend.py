@@ -89,7 +89,7 @@ def test_the_store_hands_the_longest_shorter_run_of_the_same_lineage():
         return store.extended("network-run", RunStore.key(cfg, spec, 4), RunStore.lineage(cfg, spec, 4), cfg["steps"],
                               make(cfg))
 
-    base = {"data": "teacher", "n": 10, "d": 5, "start": 1, "checkpoints": 1}
+    base = {"dataset": "teacher", "n": 10, "d": 5, "start": 1, "checkpoints": 1}
     for steps in (100, 10_000, 1_000, 10_000):
         get({**base, "steps": steps})
     get({**base, "steps": 100_000, "data_seed": 9})      # another lineage: nothing to continue
