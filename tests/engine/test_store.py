@@ -12,7 +12,7 @@ def test_identity_is_settings_spec_and_seed():
     assert k != RunStore.key({**cfg, "steps": 200}, spec, 3)
     assert k != RunStore.key(cfg, OptimizerSpec.from_params({"optimizer": "signum", "lr_decay": 0.7}), 3)
     assert k != RunStore.key(cfg, spec, 4)
-    assert {"data", "model", "steps", "init_scale", "data_seed"} <= set(RUN_KEYS)
+    assert {"dataset", "model", "steps", "init_scale", "data_seed"} <= set(RUN_KEYS)
 
 
 def test_a_stored_run_is_made_once_per_store(monkeypatch):
