@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import IbverifyError, optfile
+from . import IbverifyError, claim_schema, optfile
 from .codehash import definition_dump, module_code_hash
 from .evidence import Outcome
 
-STATUSES = ("paper", "derived", "reconstructed", "control", "beyond")
-TIERS = ("smoke", "fast", "full")
+STATUSES = claim_schema.STATUSES   # the keys of a claim file, their types and meanings: ibverify.claim_schema
+TIERS = claim_schema.TIERS
 REQUIRED = ("id", "paper", "result", "status", "statement", "check")
 
 # verdict words; INCONCLUSIVE: the evidence at the horizon reached decides neither way (never as expected)
@@ -204,6 +204,7 @@ def load_claim(path: Path) -> Claim:
     missing = [k for k in REQUIRED if k not in data]
     if missing:
         raise IbverifyError(f"{path}: claim file lacks {', '.join(missing)}")
+    claim_schema.validate(data, path)   # unknown or ill-typed keys: one line with the closest valid key
     if data["status"] not in STATUSES:
         raise IbverifyError(f"{path}: status must be one of {STATUSES}, got {data['status']!r}")
     unknown = set(data.get("tiers", {})) - set(TIERS)
@@ -214,10 +215,6 @@ def load_claim(path: Path) -> Claim:
         raise IbverifyError(f"{path}: expect_verdict may only be 'inconclusive', and only for a control")
     if Path(path).stem != data["id"]:
         raise IbverifyError(f"{path}: file name must be the claim id {data['id']!r}")
-    fields = Claim.__dataclass_fields__
-    extra = set(data) - set(fields)
-    if extra:
-        raise IbverifyError(f"{path}: unknown key(s) {sorted(extra)}")
     for table in [data.get("params", {}), *data.get("tiers", {}).values()]:   # a user's optimizer file: relative
         if isinstance(table, dict) and "optimizer" in table:                  # to the claim file's folder
             table["optimizer"] = optfile.absolute(table["optimizer"], Path(path).resolve().parent)

@@ -73,3 +73,27 @@ def test_catalogue_text_is_escaped():
     assert md("c* = T(c*) and m_k, [0, 1], a|b <x>") == r"c\* = T(c\*) and m\_k, \[0, 1\], a\|b &lt;x>"
     assert md("keeps `x_y*` code") == "keeps `x_y*` code"
     assert md("- not a list\n\n2. nor this") == "\\- not a list\n\n2\\. nor this"
+
+
+def _gen_schema():
+    spec = importlib.util.spec_from_file_location("gen_schema", DOCS / "gen_schema.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_claim_keys_section_equals_the_schema():
+    """docs/adding-a-claim.md's generated key tables are the schema's (gen_schema --check), one row per key."""
+    from ibverify import claim_schema as S
+
+    gen = _gen_schema()
+    text = (DOCS / "adding-a-claim.md").read_text(encoding="utf-8")
+    assert gen.render(text) == text, "run: python docs/gen_schema.py"
+    assert gen.main(["--check"]) == 0
+    part = text.split(gen.START, 1)[1].split(gen.END, 1)[0]
+    for table in (S.TOP, S.CONVENTION, S.PARAMS, S.RUN, S.TOLERANCES, S.TOLERANCE_FIELDS):
+        for k in table.values():
+            assert f"| `{k.name}` | {gen._type(k)} | {gen._cell(k.meaning)} |" in part, k.name
+    stale = text.replace("| `examples` | `int` ≥ 1 |", "| `examples` | `str` |")
+    assert stale != text
+    assert gen.render(stale) == text   # a hand edit of the section is what --check reports

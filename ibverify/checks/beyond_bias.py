@@ -47,7 +47,7 @@ def law_word(decision: str, expect: str) -> str:
 def geometry_law(ctx: CheckContext) -> Outcome:
     p = ctx.params
     model, g, expect = p["model"], p["geometry"], p.get("expect", "to")
-    k = int(p.get("datasets", 3))
+    k = int(p.get("dataset_count", 3))
     first, cap = int(p["first"]), int(p.get("cap", p["first"]))
     batch = p.get("batch")
     rule = ({"guard": bias.NET["guard"], "min_drop": bias.NET["min_drop"], "bound": bias.NET["bound"]}

@@ -52,7 +52,7 @@ def judged_geometry(name: str, opt):
 def linear_certified(ctx: CheckContext) -> Outcome:
     """Margin gap to the certified optimum ≤ gap_max and falling, on every generated degree-1 example."""
     p = ctx.params
-    kind, gap_max, cert_tol = p["kind"], ctx.tol("gap_max"), ctx.tol("certificate")
+    kind, gap_max, cert_tol = p["problem"], ctx.tol("gap_max"), ctx.tol("certificate")
     min_drop = ctx.tol("min_drop")
     series, figs, lines, skipped = [], {}, [], []
 

@@ -4,7 +4,7 @@
 float64 underflow points (g² at z ≈ 372, g at z ≈ 745) within the horizon, once in the compiled
 engine and once in the mpmath chain (local context, `dps` digits), and measures the largest relative
 difference of the iterates over log-spaced checkpoints. Holds when every family is within `rtol`.
-A family with `data = "spread"` runs on the explicit rows `spread_Z` instead (issue 10 item 7): data
+A family with `dataset = "spread"` runs on the explicit rows `spread_Z` instead (issue 10 item 7): data
 whose sample margins drift more than 745 apart, so a frame shared across the batch would flush the
 far sample's coordinates to 0 while the exact memoryless update (β2 = 0, Signum β = 0, AdamProxy)
 still takes full steps there.

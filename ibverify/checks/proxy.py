@@ -46,10 +46,10 @@ def datasets(p: dict) -> list[tuple[str, np.ndarray]]:
     """(label, Z) for the claim's data: gaussian/gr with `data_seeds`, shifted-diagonal with `deltas`, a user's file
     (`data_file`, set by `ibverify verify --data FILE`; `intercept` appends a column of ones; loaded and validated
     by ibverify.data: separable by certificate) or else a shipped scikit-learn split (`sklearn = "iris:0v1"`, raw
-    features, classes a vs b); `data` = a list of such tables (each overriding the claim's keys) gives several
+    features, classes a vs b); `datasets` = a list of such tables (each overriding the claim's keys) gives several
     families."""
-    if "data" in p:
-        return [x for q in p["data"] for x in datasets({**{k: v for k, v in p.items() if k != "data"}, **q})]
+    if "datasets" in p:
+        return [x for q in p["datasets"] for x in datasets({**{k: v for k, v in p.items() if k != "datasets"}, **q})]
     if p.get("data_file"):
         D = load_dataset(p["data_file"], intercept=bool(p.get("intercept", False)))
         return [(f"{Path(p['data_file']).name} (N={D.n}, d={D.d}{', + intercept' if p.get('intercept') else ''})",

@@ -272,7 +272,7 @@ def test_deep_net_runs_separate_muon_from_momentum_gd(claim_id, own, rival):
 
     claim = {c.id: c for c in load_registry()}[claim_id]
     ctx = CheckContext(claim, "full", {**claim.params_for("full"), "steps": 30_000}, 0)
-    ex = {"data": "teacher", "n": 20, "d": 4, "width": 8, "data_seed": 100, "seed": 0}
+    ex = {"dataset": "teacher", "n": 20, "d": 4, "width": 8, "data_seed": 100, "seed": 0}
     r, model, data, opt = run_example(ctx, ex)
     assert isinstance(model, models.DeepReLU) and list(model.blocks) == ["W1", "W2", "a"]
     assert model.blocks["W2"] == (8, 8) and model.L == pytest.approx(1 + 1.25 + 1.25 ** 2)

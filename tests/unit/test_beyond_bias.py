@@ -40,7 +40,7 @@ def _ctx(words, monkeypatch, expect="to", tolerances=None):
     claim = load_claim(CLAIMS / "gronich.beyond.muon-ns5-geometry.toml")
     if tolerances is not None:
         claim.tolerances = tolerances
-    params = {**claim.params_for("fast"), "datasets": len(words), "expect": expect}
+    params = {**claim.params_for("fast"), "dataset_count": len(words), "expect": expect}
     return CheckContext(claim, "fast", params, 0)
 
 
@@ -97,6 +97,6 @@ def test_controls_run_the_opposite_law_on_the_same_datasets(claim, control):
     for tier in b.tiers:
         pa, pb = a.params_for(tier), b.params_for(tier)
         if tier == "smoke":   # a control must decide at smoke (refuted), the claim may stay undecided there: the
-            assert all(pb[k] >= pa[k] for k in ("datasets", "first", "cap"))   # same draws, possibly more and longer
+            assert all(pb[k] >= pa[k] for k in ("dataset_count", "first", "cap"))   # same draws, maybe more, longer
         else:
-            assert (pa["datasets"], pa["first"], pa["cap"]) == (pb["datasets"], pb["first"], pb["cap"])
+            assert (pa["dataset_count"], pa["first"], pa["cap"]) == (pb["dataset_count"], pb["first"], pb["cap"])
