@@ -46,7 +46,9 @@ class Outcome:
     inconclusive: non-empty when the evidence decides neither way at the horizon reached (no example
            contradicted, too few supported): the reason, with the fitted crossing where there is one.
            It overrides `holds` (the verdict is "inconclusive").
-    decisions: per-example counts (supported / contradicted / inconclusive / set aside).
+    decisions: per-example counts (supported / contradicted / inconclusive / set aside), as the check counted them;
+           the row also carries them as `counts` (`decision_counts`: all four, zeros included; None when the check
+           records no per-example decision), which `ibverify compare` gates on.
     figure: the key figure, one line for the index table.
     figures: named numbers (tracked by `ibverify compare`).
     """
@@ -62,11 +64,15 @@ class Outcome:
     inconclusive: str = ""
     decisions: dict[str, int] = field(default_factory=dict)
 
+    def __post_init__(self):
+        decision_counts(self.decisions)   # a decision word that is not one fails the check here (an error verdict)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "holds": self.holds,
             "inconclusive": self.inconclusive,
             "decisions": dict(self.decisions),
+            "counts": decision_counts(self.decisions),
             "figure": self.figure,
             "figures": {k: _finite_or_none(float(v)) for k, v in self.figures.items()},
             "series": [s.to_json() for s in self.series],
@@ -75,6 +81,22 @@ class Outcome:
             "counterexample": plain(self.counterexample),
             "table": plain(self.table),
         }
+
+
+COUNT_KEYS = {"supported": "supported", "contradicted": "contradicted", "inconclusive": "inconclusive",
+              "set aside": "set_aside"}   # a decision word (checks.rules) → its key in a row's outcome.counts
+
+
+def decision_counts(decisions: dict[str, int]) -> dict[str, int] | None:
+    """The uniform per-row summary of per-example decisions: {supported, contradicted, inconclusive, set_aside}, every
+    key present (0 when the check's `decisions` leaves it out); None when there are no decisions at all (the check
+    judges no examples three-valued). A word that is not a decision is an error, never silently dropped."""
+    if not decisions:
+        return None
+    unknown = sorted(set(decisions) - set(COUNT_KEYS))
+    if unknown:
+        raise ValueError(f"decisions {unknown} are not per-example decision words ({', '.join(COUNT_KEYS)})")
+    return {key: int(decisions.get(word, 0)) for word, key in COUNT_KEYS.items()}
 
 
 def _finite_or_none(v: float) -> float | None:

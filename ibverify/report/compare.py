@@ -6,9 +6,13 @@ Failures (`CompareResult.ok` is False), one line each naming the claim:
   was already unexpected in the baseline
   and still is does not fail the gate; `ibverify verify`'s exit status covers absolute failures.)
 - a tracked figure regressed beyond its tolerance, became null, or disappeared;
-- a baseline claim is missing from the current results.
-Reported but not failing: new claims, improvements, stale baseline (`check_hash` changed: the check or
-the claim's data changed since the baseline was made), tier mismatch.
+- a baseline claim is missing from the current results;
+- more examples are "not yet" than in the baseline: the count of inconclusive examples, or of set-aside examples
+  (outside the hypotheses), grew (`outcome.counts`; a baseline row without it falls back on its
+  `outcome.decisions`, and a row with neither — a check that judges no examples three-valued — is not gated, which
+  one NOTE line lists). A current row that lost its counts while the baseline had them fails too.
+Reported but not failing: new claims, improvements (fewer inconclusive or set-aside examples too), stale
+baseline (`check_hash` changed: the check or the claim's data changed since the baseline was made), tier mismatch.
 
 Tracked figures: a spec `{"better": "higher"|"lower", "rtol": 0.05, "atol": 0.0}` makes figure f regress
 when it moves in the worse direction by more than max(rtol·|baseline f|, atol). Specs, later wins:
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..evidence import decision_counts
 from .schema import error_line, validate_results
 
 DEFAULT_RTOL = 0.05
@@ -57,6 +62,38 @@ def _rank(c: dict) -> int:
 
 def _figures(c: dict) -> dict:
     return (c.get("outcome") or {}).get("figures") or {}
+
+
+NOT_YET = ("inconclusive", "set_aside")   # the per-example counts that must not grow (outcome.counts keys)
+
+
+def example_counts(c: dict) -> dict | None:
+    """A row's per-example counts: outcome.counts, else (an older row) the same summary of outcome.decisions; None
+    when the row has neither (no outcome, or a check that judges no examples three-valued)."""
+    out = c.get("outcome") or {}
+    if "counts" in out:
+        return out["counts"]
+    try:
+        return decision_counts(out.get("decisions") or {})
+    except ValueError:
+        return None
+
+
+def _compare_counts(res: CompareResult, cid: str, old: dict | None, new: dict | None, ungated: list[str]) -> None:
+    if old is None:
+        ungated.append(cid)
+        return
+    if new is None:
+        res.add("FAIL", cid, "per-example counts were recorded in the baseline, none now "
+                             f"(baseline: {old['inconclusive']} inconclusive, {old['set_aside']} set aside)")
+        return
+    for k in NOT_YET:
+        word = k.replace("_", " ")
+        if new[k] > old[k]:
+            res.add("FAIL", cid, f"{word} examples {old[k]} → {new[k]}: more examples not decided than in the "
+                                 "baseline")
+        elif new[k] < old[k]:
+            res.add("BETTER", cid, f"{word} examples {old[k]} → {new[k]}")
 
 
 def tracked_specs(claim: dict, baseline_tracked: dict | None = None, extra: dict | None = None) -> dict:
@@ -100,6 +137,7 @@ def compare(baseline: dict, current: dict, tracked: dict | None = None) -> Compa
     validate_results(baseline)
     validate_results(current)
     res = CompareResult()
+    ungated: list[str] = []
     now = {c["id"]: c for c in current["claims"]}
     base_ids = {c["id"] for c in baseline["claims"]}
     for b in baseline["claims"]:
@@ -125,7 +163,12 @@ def compare(baseline: dict, current: dict, tracked: dict | None = None) -> Compa
             res.add("WARN", cid, f"tier {b['tier']} in baseline, {c['tier']} now")
         for fig, spec in tracked_specs(b, baseline.get("tracked"), tracked).items():
             _compare_figure(res, cid, fig, spec, _figures(b).get(fig), _figures(c).get(fig))
+        if c.get("outcome") is not None:   # an error row already fails on its verdict
+            _compare_counts(res, cid, example_counts(b), example_counts(c), ungated)
     for c in current["claims"]:
         if c["id"] not in base_ids:
             res.add("NEW", c["id"], f"verdict {c['verdict']} (not in baseline)")
+    if ungated:
+        res.add("NOTE", f"{len(ungated)} claim(s)", "no per-example counts in the baseline (no three-valued examples), "
+                                                    "inconclusive / set-aside not gated: " + ", ".join(ungated))
     return res

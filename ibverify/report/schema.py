@@ -21,6 +21,7 @@ import jsonschema
 
 from .. import IbverifyError
 from ..atomic import atomic_write
+from ..evidence import decision_counts
 
 SCHEMA = "ibverify.results/1"
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
@@ -112,6 +113,10 @@ def validate_results(results: Any) -> dict:
         for j, s in enumerate((c["outcome"] or {}).get("series", [])):
             if len(s["x"]) != len(s["y"]):
                 _fail(f"{w}.outcome.series[{j}]", f"has len(x)={len(s['x'])} != len(y)={len(s['y'])}")
+        out = c["outcome"] or {}
+        derived = _counts_of(out.get("decisions") or {})
+        if "counts" in out and out["counts"] != derived:
+            _fail(f"{w}.outcome.counts", f"is {out['counts']} but outcome.decisions gives {derived}")
         if c["as_expected"] != (c["verdict"] == c["expect"]):
             _fail(f"{w}.as_expected", f"is {c['as_expected']} but verdict {c['verdict']!r} vs expect {c['expect']!r}")
         if c["id"] in seen:
@@ -122,6 +127,13 @@ def validate_results(results: Any) -> dict:
         if key in summary and summary[key] != recomputed[key]:
             _fail(f"summary.{key}", f"is {summary[key]} but the claim rows give {recomputed[key]}")
     return results
+
+
+def _counts_of(decisions: dict) -> dict | None | str:
+    try:
+        return decision_counts(decisions)
+    except ValueError as e:
+        return str(e)
 
 
 def summarize(rows: list[dict]) -> dict:

@@ -171,3 +171,73 @@ def test_tolerance_with_figure_key_tracks_it_and_controls_flip(results):
     claim_of(current, "baek.control.gr-inc-adam-linf")["outcome"]["figures"]["gap"] = 0.05  # nearer the bound
     assert [line.split()[1] for line in _fails(compare(results, current))] == [
         "zhang.det-adam-linf:", "baek.control.gr-inc-adam-linf:"]
+
+
+# ------------------------------------------------------------------ the "not yet" gate: inconclusive and set aside
+
+def _set_counts(results, cid, **counts):
+    out = claim_of(results, cid)["outcome"]
+    words = {"supported": "supported", "contradicted": "contradicted", "inconclusive": "inconclusive",
+             "set_aside": "set aside"}
+    out["counts"] = {**out["counts"], **counts}
+    out["decisions"] = {words[k]: v for k, v in out["counts"].items() if v}
+
+
+def test_rows_carry_uniform_counts_of_the_decisions(results):
+    out = claim_of(results, "baek.gr-inc-adam-l2")["outcome"]
+    assert out["decisions"] == {"supported": 5, "set aside": 1}
+    assert out["counts"] == {"supported": 5, "contradicted": 0, "inconclusive": 0, "set_aside": 1}
+    bad = copy.deepcopy(results)
+    claim_of(bad, "baek.gr-inc-adam-l2")["outcome"]["counts"]["supported"] = 4
+    with pytest.raises(IbverifyError, match=r"baek.gr-inc-adam-l2\)\.outcome\.counts is .* but outcome\.decisions"):
+        compare(bad, results)
+
+
+@pytest.mark.parametrize("key", ["inconclusive", "set_aside"])
+def test_more_not_yet_examples_than_the_baseline_fail_naming_the_claim(results, key):
+    cid = "zhang.det-adam-linf"                        # baseline: 1 inconclusive, 0 set aside
+    fewer = copy.deepcopy(results)                     # a doctored baseline with fewer examples of `key`
+    _set_counts(fewer, cid, **{key: 0})
+    more = copy.deepcopy(results)
+    _set_counts(more, cid, **{key: 1})
+    res = compare(fewer, more)
+    word = key.replace("_", " ")
+    assert not res.ok and len(_fails(res)) == 1
+    assert _fails(res)[0].startswith(f"FAIL   {cid}: {word} examples") and "more examples not decided" in _fails(res)[0]
+    back = compare(more, fewer)                        # fewer than the baseline: better, not a failure
+    assert back.ok and any(line.startswith(f"BETTER {cid}: {word} examples") for line in back.lines)
+    assert compare(more, copy.deepcopy(more)).ok       # equal: passes
+
+
+def test_the_gate_reads_decisions_of_a_baseline_without_counts(results):
+    old = copy.deepcopy(results)
+    for c in old["claims"]:
+        (c["outcome"] or {}).pop("counts", None)       # a baseline written before outcome.counts
+    current = copy.deepcopy(results)
+    _set_counts(current, "baek.gr-inc-adam-l2", set_aside=2)
+    res = compare(old, current)
+    assert [line.split()[1] for line in _fails(res)] == ["baek.gr-inc-adam-l2:"]
+    assert "set aside examples 1 → 2" in _fails(res)[0]
+
+
+def test_a_baseline_row_without_decisions_is_not_gated_and_said_so(results):
+    cid = "baek.inc-adam-near-proxy"
+    old = copy.deepcopy(results)
+    out = claim_of(old, cid)["outcome"]
+    out["decisions"], out["counts"] = {}, None
+    current = copy.deepcopy(results)
+    _set_counts(current, cid, inconclusive=4)
+    res = compare(old, current)
+    assert res.ok
+    assert res.lines == [f"NOTE   1 claim(s): no per-example counts in the baseline (no three-valued examples), "
+                         f"inconclusive / set-aside not gated: {cid}"]
+    lost = compare(results, old)                       # counts in the baseline, none now: fails
+    assert not lost.ok and f"FAIL   {cid}: per-example counts were recorded in the baseline, none now" in lost.lines[0]
+
+
+def test_a_decision_word_that_is_not_one_is_refused_where_the_check_returns():
+    from ibverify.evidence import Outcome
+
+    with pytest.raises(ValueError, match=r"\['maybe'\] are not per-example decision words"):
+        Outcome(True, "f", decisions={"supported": 1, "maybe": 2})
+    assert Outcome(True, "f").to_json()["counts"] is None
