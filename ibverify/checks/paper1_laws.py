@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
-from ..data import gaussian, gr, shifted_diagonal
 from ..strategies import linear as S
 from ..strategies.linear import discrimination
-from ..engine import run
+from ..recipes import DataRecipe, RunStore, store_of
+from ..recipes.paper1 import first_gr, gaussian, listed_run
+from ..recipes.settings import vector
 from ..evidence import Outcome, Series, beta_text
 from ..jsonio import plain
 from ..losses import log_loss_terms, logsumexp
@@ -32,19 +33,14 @@ from ..oracles import max_margin
 from ..theory import fixed_point
 from .per_sample import beta2_strategy, signum_curves, signum_decision, signum_horizon, signum_tolerances
 from .prop import Example, decide, run_property, sequential
-from .proxy import spec_of, steps_of
 from .rules import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, judge_gap, settled, tally,
                     value_before)
 
 
-def discriminating_gr(n: int, d: int, seed: int) -> np.ndarray:
-    """The first GR dataset (n, d) drawn from default_rng(seed) on which ℓ2 and ℓ∞ differ measurably."""
-    rng = np.random.default_rng(seed)
-    for _ in range(200):
-        Z = gr(n, d, rng).Z
-        if discrimination(Z).ok():
-            return Z
-    raise RuntimeError(f"no discriminating GR data for n={n}, d={d}, seed={seed}")
+def discriminating_gr(n: int, d: int, seed: int, store: RunStore | None = None) -> DataRecipe:
+    """The first GR dataset (n, d) drawn from default_rng(seed) on which ℓ2 and ℓ∞ differ measurably
+    (strategies.linear.discrimination), as a data recipe (its Z: `store.data(recipe).Z`)."""
+    return first_gr(n, d, seed, lambda Z: discrimination(Z).ok(), store)
 
 
 def transient_end(x: np.ndarray, K: np.ndarray, tol: float) -> float:
@@ -120,17 +116,19 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
     n, d = int(p["n"]), int(p["d"])
     tol, stol, small = ctx.tol("offset_tol"), ctx.tol("slope_tol"), float(p.get("small_beta2", 0.3))
     rows, series, words, laws = [], [], [], []
+    store = store_of(ctx)
     for seed in p["data_seeds"]:
-        Z = discriminating_gr(n, d, int(seed))
+        data = discriminating_gr(n, d, int(seed), store)
+        Z = store.data(data).Z
         # `cycle`: run the samples in another cyclic order than the law assumes (a wrong run for the law; tests)
-        Z_run = Z[np.asarray(p["cycle"], dtype=np.int64)] if p.get("cycle") else Z
+        data_run = Z[np.asarray(p["cycle"], dtype=np.int64)] if p.get("cycle") else data
         l2 = max_margin(Z, "l2")
         sv = l2.support
         spreads, preds = [], []
         for b2 in p["beta2s"]:
             ctx.progress(f"seed {seed}, β2 = {b2}")
             spec = OptimizerSpec.from_params(p, name="inc-adam", beta1=0.0, beta2=float(b2))
-            r = run(Z_run, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 25)))
+            r = store.run(vector(data_run, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 25))))
             nw2 = np.sum(r.ws * r.ws, axis=1)
             gap = 1 - r.ws @ l2.direction / np.sqrt(nw2)
             K = gap * nw2
@@ -273,7 +271,7 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
     rows, series, fits = [], [], []
     undecided = 0
     for seed in p["data_seeds"]:
-        Z = discriminating_gr(n, int(p["d"]), int(seed))
+        Z = store_of(ctx).data(discriminating_gr(n, int(p["d"]), int(seed), store_of(ctx))).Z
         pts = []
         for b in p["b_values"]:
             m = n / int(b)
@@ -355,9 +353,12 @@ def fixed_point_multiplicity(ctx: CheckContext) -> Outcome:
     (‖Δc‖₁ ≤ 1e-6), starts that did not converge, and iterations. Uniqueness of c* is open (spec §8 #3)."""
     p = ctx.params
     rows = []
-    sets = [(f"gaussian N={p['n']} d={p['d']} seed={s}",
-             gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z) for s in p["data_seeds"]]
-    sets += [(f"shifted-diagonal δ={dl}", shifted_diagonal(np.arange(1.0, 7.0), dl).Z) for dl in p.get("deltas", [])]
+    store = store_of(ctx)
+    sets = [(f"gaussian N={p['n']} d={p['d']} seed={s}", store.data(gaussian(p["n"], p["d"], s)).Z)
+            for s in p["data_seeds"]]
+    sets += [(f"shifted-diagonal δ={dl}",
+              store.data(DataRecipe.generated("shifted-diagonal", a=np.arange(1.0, 7.0), delta=dl)).Z)
+             for dl in p.get("deltas", [])]
     for label, Z in sets:
         rng = np.random.default_rng(ctx.seed)
         n = Z.shape[0]
@@ -401,14 +402,16 @@ def batch_metric_prediction(ctx: CheckContext) -> Outcome:
     and whether both increase with b (drift toward ℓ∞)."""
     p = ctx.params
     rows, series = [], []
+    store = store_of(ctx)
     for s in p["data_seeds"]:
-        Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
+        data = gaussian(p["n"], p["d"], s)
+        Z = store.data(data).Z
         pm, rm = [], []
         for b in p["b_values"]:
             pred = fixed_point.iterate(Z, b=int(b)).direction
             r = dict(p.get("run", {}), optimizer="adam", batch_size=int(b), order=p.get("order", "reshuffle"))
-            out = run(Z, spec_of(r, ctx.seed), steps_of(dict(r, epochs=p["epochs"]), Z.shape[0]),
-                      checkpoints=int(p.get("checkpoints", 12)))
+            out = store.run(listed_run(data, dict(r, epochs=p["epochs"]), Z.shape[0], ctx.seed,
+                                       checkpoints=int(p.get("checkpoints", 12))))
             cos = out.ws @ pred / np.linalg.norm(out.ws, axis=1)
             pm.append(float(np.min(Z @ pred) / np.abs(pred).max()))
             rm.append(float(np.min(Z @ out.w) / np.abs(out.w).max()))
@@ -486,13 +489,14 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
     drop, vmax = ctx.tol("trend_drop"), ctx.tol("max_value")
     rows, series, words = [], [], []
     steps = int(p["steps"])
+    store = store_of(ctx)
     for s in p["data_seeds"]:
-        Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
+        data = gaussian(p["n"], p["d"], s)
         spec = OptimizerSpec.from_params(p, name="adam-proxy")
         seen = {}
 
-        def judge_at(T: int, final: bool, Z=Z, spec=spec, seen=seen) -> Example:
-            r = run(Z, spec, T, checkpoints=int(p.get("checkpoints", 25)))
+        def judge_at(T: int, final: bool, data=data, spec=spec, seen=seen) -> Example:
+            r = store.run(vector(data, spec, T, checkpoints=int(p.get("checkpoints", 25))))
             x, y = cauchy_series(r.checkpoints, r.ws, vector=q == "cauchy_vector")
             d = judge_gap(x, y, vmax, decades=2.0, min_drop=drop, final=final)
             seen.update(r=r, x=x, y=y)
@@ -564,13 +568,16 @@ def proxy_prop43(ctx: CheckContext) -> Outcome:
     bounds = {"loss_bound": ctx.tol("max_loss"), "inv_norm_bound": ctx.tol("max_inv_norm"),
               "sum_bound": ctx.tol("max_decade_sum")}
     examples, series = [], []
+    store = store_of(ctx)
     for s in p["data_seeds"]:
-        Z = gaussian(int(p["n"]), int(p["d"]), np.random.default_rng(int(s))).Z
+        data = gaussian(p["n"], p["d"], s)
+        Z = store.data(data).Z
         if p.get("reflect"):
             Z = np.vstack([Z, -Z / 2])
+            data = DataRecipe.of_arrays(Z)
         spec = OptimizerSpec.from_params(p, name="adam-proxy")
         res = spec.resolved(Z.shape[0])
-        r = run(Z, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 200)))
+        r = store.run(vector(data, spec, int(p["steps"]), checkpoints=int(p.get("checkpoints", 200))))
         x = r.checkpoints.astype(float)
         Q = proxy_quantities(Z, r.ws)
         G = Q["grad_norm"] ** 2
@@ -699,7 +706,8 @@ def cor32_decision(rows: list[dict], lo: float, hi: float, slack: float, lag_max
     return Decision(INCONCLUSIVE, head + f": outside [{lo:g}, {hi:.4g}] ± {slack:g}, {why}{more}")
 
 
-def cor32_rows(Z: np.ndarray, p: dict, b1: float, b2: float, significance: float) -> list[dict]:
+def cor32_rows(Z: np.ndarray, p: dict, b1: float, b2: float, significance: float,
+               store: RunStore | None = None) -> list[dict]:
     """Run p["optimizer"] (β1, β2; lr, lr_decay, convention from p) for p["epochs"] epochs and measure, at p["points"]
     log-spaced epochs r from 10: the realized κ̃ range (realized_weights over epoch r) and the lag (cor32_lag over the
     interval from the previous measured epoch). One epoch = N steps for Inc-Adam, one step otherwise."""
@@ -709,7 +717,7 @@ def cor32_rows(Z: np.ndarray, p: dict, b1: float, b2: float, significance: float
     per_epoch = n if p["optimizer"] == "inc-adam" else 1
     R = np.unique(np.geomspace(10, int(p["epochs"]), int(p.get("points", 8))).astype(np.int64))
     cps = np.unique(np.r_[R * per_epoch, (R + 1) * per_epoch])
-    r = run(Z, spec, int(cps[-1]), checkpoints=cps)
+    r = (store or RunStore.process()).run(vector(Z, spec, int(cps[-1]), checkpoints=cps))
     W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
     rows = []
     steps, lu = [0], [log_grad_size(Z, np.zeros(Z.shape[1]))]
@@ -747,7 +755,7 @@ def cor32_weights(ctx: CheckContext) -> Outcome:
         Z = cert.dataset.Z
         n, d = Z.shape
         assume(np.linalg.matrix_rank(Z) == n)  # the decomposition w1 − w0 = Σ c_j z_j must be unique
-        rows = cor32_rows(Z, p, b1, b2, ctx.tol("significance"))
+        rows = cor32_rows(Z, p, b1, b2, ctx.tol("significance"), store_of(ctx))
         lo, hi = weight_bounds(n, b2)
         dec = cor32_decision(rows, lo, hi, slack, lag_max)
         late = rows[-int(p.get("late", 3)):]

@@ -17,23 +17,19 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
-from ..data import gaussian, gr, load_dataset, shifted_diagonal
-from ..data.dataset import make
-from ..data.files import separability_certificate
 from ..strategies import linear as S
-from ..engine import run
-from ..recipes import RunStore
+from ..recipes import DataRecipe, store_of
+from ..recipes.paper1 import listed_run, spec_of, steps_of
+from ..recipes.settings import claim_datasets, vector
 from ..evidence import Outcome, Series
 from ..jsonio import plain
 from ..oracles import max_margin, normalized_margin
-from ..optim import OptimizerSpec
 from ..theory import certificate, fixed_point, metric, padam, symbolic
 from ..theory.linf_set import max_cos_bound
 from .prop import Example, run_property, sequential
@@ -42,45 +38,15 @@ from .rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, judge_gap, tally
 # ---------------------------------------------------------------- data, references, runs
 
 
-def datasets(p: dict) -> list[tuple[str, np.ndarray]]:
-    """(label, Z) for the claim's data: gaussian/gr with `data_seeds`, shifted-diagonal with `deltas`, a user's file
-    (`data_file`, set by `ibverify verify --data FILE`; `intercept` appends a column of ones; loaded and validated
-    by ibverify.data: separable by certificate) or else a shipped scikit-learn split (`sklearn = "iris:0v1"`, raw
-    features, classes a vs b); `datasets` = a list of such tables (each overriding the claim's keys) gives several
-    families."""
-    if "datasets" in p:
-        return [x for q in p["datasets"] for x in datasets({**{k: v for k, v in p.items() if k != "datasets"}, **q})]
-    if p.get("data_file"):
-        D = load_dataset(p["data_file"], intercept=bool(p.get("intercept", False)))
-        return [(f"{Path(p['data_file']).name} (N={D.n}, d={D.d}{', + intercept' if p.get('intercept') else ''})",
-                 D.Z)]
-    kind = p["dataset"]
-    if kind == "sklearn":
-        D = sklearn_split(p["sklearn"])
-        return [(f"scikit-learn {p['sklearn']} (N={D.n}, d={D.d})", D.Z)]
-    if kind == "shifted-diagonal":
-        return [(f"shifted-diagonal a={p['a']} δ={dl}", shifted_diagonal(p["a"], dl).Z) for dl in p["deltas"]]
-    gen = {"gaussian": gaussian, "gr": gr}[kind]
-    n, d = int(p.get("n", 10)), int(p.get("d", 50))
-    return [(f"{kind} N={n} d={d} seed={s}", gen(n, d, np.random.default_rng(int(s))).Z)
-            for s in p.get("data_seeds", [1])]
+def datasets(ctx: CheckContext) -> list[tuple[str, DataRecipe, np.ndarray]]:
+    """(label, data, Z) for the claim's data (recipes.settings.claim_datasets: gaussian/gr with `data_seeds`,
+    shifted-diagonal with `deltas`, a user's file, a scikit-learn split, or a list `datasets` of such tables), each
+    built by the run store."""
+    store = store_of(ctx)
+    return [(label, rec, store.data(rec).Z) for label, rec in claim_datasets(ctx.params)]
 
 
 DISTINCT = 1e-6  # 1 − cos(p*, ŵ2) above this: the fixed point and the ℓ2 direction are different answers
-
-
-def sklearn_split(spec: str):
-    """`name:avb` → the Dataset of scikit-learn's shipped `name` (iris, wine, breast_cancer, digits) restricted to
-    classes a (label −1) and b (+1), raw features, validated like a user's file."""
-    from sklearn import datasets as skd  # start-up time: scikit-learn, only for claims on its data
-
-    name, _, pair = spec.partition(":")
-    a, _, b = pair.partition("v")
-    X, y = getattr(skd, f"load_{name}")(return_X_y=True)
-    keep = (y == int(a)) | (y == int(b))
-    D = make(X[keep], np.where(y[keep] == int(b), 1.0, -1.0), f"scikit-learn {spec}")
-    separability_certificate(D)
-    return D
 
 
 @dataclass
@@ -99,19 +65,7 @@ def refs(ctx: CheckContext, Z: np.ndarray) -> Refs:
         return Refs(fixed_point.iterate(Z), max_margin(Z, "l2"), li, li.direction / np.linalg.norm(li.direction))
 
     key = (hashlib.sha256(Z.tobytes()).hexdigest(), Z.shape)
-    return (ctx.store or RunStore.process()).get("proxy-references", key, make)
-
-
-def spec_of(r: dict, seed: int = 0) -> OptimizerSpec:
-    return OptimizerSpec.from_params(r, seed=r.get("seed", seed))
-
-
-def steps_of(r: dict, n: int) -> int:
-    """`steps`, or `epochs` × batches per epoch."""
-    if "steps" in r:
-        return int(r["steps"])
-    b = r.get("batch_size") or (1 if r["optimizer"] in ("inc-adam", "adam") else n)
-    return int(r["epochs"]) * max(1, n // int(b))
+    return store_of(ctx).get("proxy-references", key, make)
 
 
 def cosines(ws: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -157,7 +111,8 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
     fp_tol, kkt_tol = ctx.tol("fp_tol"), ctx.tol("kkt_tol")
     series, table, figures, reasons, words = [], [], {}, [], []
     holds = True
-    for di, (label, Z) in enumerate(datasets(p)):
+    sets = datasets(ctx)
+    for di, (label, data, Z) in enumerate(sets):
         ctx.progress(f"fixed point: {label}")
         R = refs(ctx, Z)
         fp, l2, li = R.fp, R.l2, R.li
@@ -195,8 +150,10 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
             ctx.progress(f"{example_tag(r)} on {label}")
             seen = {}
 
-            def judge_at(steps: int, final: bool, r=r, Z=Z, fp=fp, l2=l2, li=li, R=R, seen=seen) -> Example:
-                out = run(Z, spec_of(r, ctx.seed), steps, checkpoints=int(p.get("checkpoints", 24)))
+            def judge_at(steps: int, final: bool, r=r, data=data, Z=Z, fp=fp, l2=l2, li=li, R=R,
+                         seen=seen) -> Example:
+                out = store_of(ctx).run(vector(data, spec_of(r, ctx.seed), steps,
+                                               checkpoints=int(p.get("checkpoints", 24))))
                 c_fp, c_l2 = cosines(out.ws, fp.direction), cosines(out.ws, l2.direction)
                 gap_li = linf_gaps(Z, out.ws, li.margin)
                 if target == "linf":
@@ -271,7 +228,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
                 f"ℓ∞ gap {figures[k + '_linf_gap']:.2%}")
     return Outcome(holds=bool(holds), inconclusive=undecided, decisions={w: words.count(w) for w in set(words)},
                    figure=fig, figures=figures, series=series, table=plain(table),
-                   examples=len(datasets(p)), details="; ".join(reasons) or "all datasets and runs as predicted",
+                   examples=len(sets), details="; ".join(reasons) or "all datasets and runs as predicted",
                    counterexample={"why": reasons[0]} if reasons and not holds else None)
 
 
@@ -349,18 +306,19 @@ def batch_size_drift(ctx: CheckContext) -> Outcome:
     gap_max, inv_max = ctx.tol("gap_max"), int(ctx.tol("inversions_max"))
     series, table, figures, reasons, lines = [], [], {}, [], []
     bs = [int(b) for b in p["b_values"]]
-    for label0, Z in datasets(p):
+    sets = datasets(ctx)
+    for label0, data, Z in sets:
         R = refs(ctx, Z)
         preds = {b: (R.vinf if b == Z.shape[0] else R.fp.direction if b == 1 else fixed_point.iterate(Z, b=b).direction)
                  for b in bs}
         for order in p.get("orders", ["reshuffle"]):
             label = f"{label0}, {order}"
-            margins = [_batch_run(ctx, Z, R, b, order, preds[b], label, series, table) for b in bs]
+            margins = [_batch_run(ctx, data, Z, R, b, order, preds[b], label, series, table) for b in bs]
             inv = inversions(margins)
             top_gap = (R.li.margin - margins[-1]) / R.li.margin
             if not (inv <= inv_max and top_gap <= gap_max):
                 reasons.append(f"{label}: {inv} inversion(s), ℓ∞ gap at b = {bs[-1]} is {top_gap:.1%}")
-            key = f"{order}_" if label0 == datasets(p)[0][0] else f"{label0}_{order}_"
+            key = f"{order}_" if label0 == sets[0][0] else f"{label0}_{order}_"
             figures.update({f"{key}inversions": inv, f"{key}linf_gap_b{bs[-1]}": top_gap,
                             **{f"{key}linf_margin_b{b}": m for b, m in zip(bs, margins, strict=False)}})
             lines.append(f"{order}: " + ", ".join(f"b={b}: {m:.2f}" for b, m in zip(bs, margins, strict=False))
@@ -376,12 +334,12 @@ def batch_size_drift(ctx: CheckContext) -> Outcome:
                    counterexample={"why": reasons[0]} if reasons else None)
 
 
-def _batch_run(ctx, Z, R, b, order, pred, label, series, table) -> float:
+def _batch_run(ctx, data, Z, R, b, order, pred, label, series, table) -> float:
     p = ctx.params
     ctx.progress(f"b = {b} on {label}")
     r = dict(p.get("run", {}), optimizer="adam", batch_size=b, order=order)
-    out = run(Z, spec_of(r, ctx.seed), steps_of(dict(r, epochs=p["epochs"]), Z.shape[0]),
-              checkpoints=int(p.get("checkpoints", 16)))
+    out = store_of(ctx).run(listed_run(data, dict(r, epochs=p["epochs"]), Z.shape[0], ctx.seed,
+                                       checkpoints=int(p.get("checkpoints", 16))))
     u = out.w / np.linalg.norm(out.w)
     gaps = linf_gaps(Z, out.ws, R.li.margin)
     series.append(Series(f"b = {b}", out.checkpoints.tolist(), np.maximum(gaps, 1e-17).tolist(),
@@ -401,15 +359,15 @@ def reshuffling(ctx: CheckContext) -> Outcome:
     reports cos between each limit and the cyclic one, and cosines to p*, ŵ2 and the ℓ∞ margin."""
     p = ctx.params
     table, series, figures, finals = [], [], {}, {}
-    for label, Z in datasets(p):
+    for label, data, Z in datasets(ctx):
         R = refs(ctx, Z)
         base = None
         for order in p.get("orders", ["cyclic", "reshuffle", "replacement"]):
             for seed in (p.get("seeds", [0, 1, 2]) if order != "cyclic" else [0]):
                 ctx.progress(f"{order} seed {seed}")
                 r = dict(p.get("run", {}), optimizer="adam", batch_size=1, order=order, seed=int(seed))
-                out = run(Z, spec_of(r), steps_of(dict(r, epochs=p["epochs"]), Z.shape[0]),
-                          checkpoints=int(p.get("checkpoints", 16)))
+                out = store_of(ctx).run(listed_run(data, dict(r, epochs=p["epochs"]), Z.shape[0],
+                                                   checkpoints=int(p.get("checkpoints", 16))))
                 u = out.w / np.linalg.norm(out.w)
                 base = u if base is None else base
                 finals[(label, order, int(seed))] = out.w
@@ -455,7 +413,7 @@ def beta2_gap(ctx: CheckContext) -> Outcome:
     proxy fixed point p* and to ŵ2 against N(1 − β2)."""
     p = ctx.params
     table, series, figures = [], [], {}
-    for label, Z in datasets(p):
+    for label, data, Z in datasets(ctx):
         R = refs(ctx, Z)
         n = Z.shape[0]
         xs, g_fp, g_l2 = [], [], []
@@ -464,7 +422,7 @@ def beta2_gap(ctx: CheckContext) -> Outcome:
             r = dict(p.get("run", {}), optimizer="inc-adam", beta2=float(b2))
             r["beta1"] = min(float(r.get("beta1", 0.9)), float(b2))
             steps = steps_of(dict(r, epochs=p["epochs"]), n)
-            out = run(Z, spec_of(r), steps, checkpoints=np.array([max(1, steps // 10), steps]))
+            out = store_of(ctx).run(vector(data, spec_of(r), steps, checkpoints=(max(1, steps // 10), steps)))
             c = cosines(out.ws, R.fp.direction)
             u = out.w / np.linalg.norm(out.w)
             xs.append(n * (1 - float(b2)))

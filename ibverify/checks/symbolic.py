@@ -16,20 +16,22 @@ import numpy as np
 import sympy as sp
 
 from ..claims import CheckContext
-from ..data import gaussian
-from ..engine import run
 from ..engine.vector import iterate_chain
 from ..evidence import Outcome, Series, log_slope
 from ..jsonio import plain
 from ..optim import OptimizerSpec
 from ..optim.backend import Float64
+from ..recipes import DataRecipe, store_of
+from ..recipes.paper1 import gaussian
+from ..recipes.settings import vector
 from ..theory import epoch_map as em
 from ..theory import symbolic
 from .rules import falling
 
 
-def _data(p: dict) -> np.ndarray:
-    return gaussian(int(p.get("n", 10)), int(p.get("d", 50)), np.random.default_rng(int(p.get("data_seed", 1)))).Z
+def _data(p: dict) -> DataRecipe:
+    """The claim's Gaussian data: `n`, `d`, `data_seed` (default 10, 50, 1)."""
+    return gaussian(p.get("n", 10), p.get("d", 50), p.get("data_seed", 1))
 
 
 def _eta(p: dict, t):
@@ -76,14 +78,17 @@ def epoch_map_inc(ctx: CheckContext) -> Outcome:
             table.append({"part": "numeric", "N": int(n), "beta1": b1, "beta2": b2, "rel_error": e})
     num_ok = num_err <= rtol
 
-    Z = _data(p)
+    store = store_of(ctx)
+    data = _data(p)
+    Z = store.data(data).Z
     N = Z.shape[0]
     R = np.unique(np.geomspace(p.get("first_epoch", 10), int(p["epochs"]), int(p.get("points", 9))).astype(np.int64))
     cps = np.unique(np.r_[R * N, (R + 1) * N])
     series, figures, run_ok = [], {}, True
     for b1, b2 in p.get("run_betas", [[0.9, 0.95], [0.5, 0.6]]):
         ctx.progress(f"Inc-Adam run β1={b1} β2={b2}")
-        r = run(Z, OptimizerSpec.from_params(p, name="inc-adam", beta1=b1, beta2=b2), int(cps[-1]), checkpoints=cps)
+        r = store.run(vector(data, OptimizerSpec.from_params(p, name="inc-adam", beta1=b1, beta2=b2), int(cps[-1]),
+                             checkpoints=cps))
         W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
         res = []
         for ep in R:
@@ -117,14 +122,16 @@ def epoch_map_det(ctx: CheckContext) -> Outcome:
     every (β1, β2[, horizon]) listed (the residual decays like η_t/(1 − β2), so β2 near 1 needs a longer horizon)."""
     p = ctx.params
     tau, resid_max = ctx.tol("significance"), ctx.tol("resid_max")
-    Z = _data(p)
+    store = store_of(ctx)
+    data = _data(p)
+    Z = store.data(data).Z
     series, figures, table, holds = [], {}, [], True
     for b1, b2, *horizon in p.get("betas", [[0.9, 0.95]]):  # optional third entry: this pair's horizon
         T = np.unique(np.geomspace(10, int(horizon[0] if horizon else p["steps"]),
                                    int(p.get("points", 11))).astype(np.int64))
         cps = np.unique(np.r_[T, T + 1])
         ctx.progress(f"{p['optimizer']} β1={b1} β2={b2}")
-        r = run(Z, OptimizerSpec.from_params(p, beta1=b1, beta2=b2), int(cps[-1]), checkpoints=cps)
+        r = store.run(vector(data, OptimizerSpec.from_params(p, beta1=b1, beta2=b2), int(cps[-1]), checkpoints=cps))
         W = dict(zip(r.checkpoints.tolist(), r.ws, strict=False))
         res = []
         for t in T:
@@ -192,7 +199,7 @@ def proxy_scale_invariance(ctx: CheckContext) -> Outcome:
     rtol = ctx.tol("rtol")
     sym_ok, table, fails = _proofs(symbolic.prove_proxy_closed_form, p.get("symbolic_n", [2, 3, 4]),
                                    eps=sp.nsimplify(eps))
-    Z = _data(p)
+    Z = store_of(ctx).data(_data(p)).Z
     w0 = np.linalg.lstsq(Z, np.ones(Z.shape[0]), rcond=None)[0]  # margins exactly 1
     scales = [float(s) for s in p.get("scales", [1, 10, 100, 1000])]
     errs = []

@@ -25,6 +25,15 @@ def gr(n: int, d: int, rng: np.random.Generator, a_low: float = 0.5, a_high: flo
     return make(X, y, "gr")
 
 
+def gr_draw(n: int, d: int, seed: int, draw: int) -> Dataset:
+    """The `draw`-th (from 0) of the GR datasets (n, d) drawn in turn from default_rng(seed): a dataset chosen by a
+    condition on successive draws (e.g. the first on which ℓ2 and ℓ∞ differ) is known by its seed and index."""
+    rng = np.random.default_rng(int(seed))
+    for _ in range(int(draw)):
+        gr(int(n), int(d), rng)
+    return gr(int(n), int(d), rng)
+
+
 def gaussian(n: int, d: int, rng: np.random.Generator) -> Dataset:
     """x_i ~ N(0, I_d), y_i uniform ±1 (spec §5.8). Separable with probability 1 when d ≥ n.
 

@@ -26,7 +26,7 @@ from ..data import Dataset, gaussian, gr, load_dataset, shifted_diagonal
 from ..data import netdata
 from ..data.dataset import make
 from ..data.files import separability_certificate
-from ..data.generators import gr_orthogonal
+from ..data.generators import gr_draw, gr_orthogonal
 from ..optim import OptimizerSpec
 
 
@@ -55,6 +55,7 @@ DATA_SOURCES: dict[str, Callable[..., Dataset]] = {
     "gr": _seeded(gr),
     "gaussian": _seeded(gaussian),
     "gr-orthogonal": _seeded(gr_orthogonal),
+    "gr-draw": gr_draw,
     "shifted-diagonal": lambda a, delta: shifted_diagonal(np.asarray(a, dtype=float), delta),
     "sklearn": lambda split: sklearn_split(split),
     "teacher": netdata.teacher_two_layer,

@@ -36,10 +36,11 @@ def test_plain_makes_json():
 
 
 def test_datasets_families():
-    ds = P.datasets({"data": [{"dataset": "gaussian", "n": 4, "d": 6, "data_seeds": [1, 2]},
-                              {"dataset": "shifted-diagonal", "a": [1.0, 2.0], "deltas": [0.3]}]})
-    assert [Z.shape for _, Z in ds] == [(4, 6), (4, 6), (2, 2)]
-    assert np.allclose(ds[2][1], [[1.3, 0.3], [0.3, 2.3]])
+    ds = P.datasets(ctx({"datasets": [{"dataset": "gaussian", "n": 4, "d": 6, "data_seeds": [1, 2]},
+                                      {"dataset": "shifted-diagonal", "a": [1.0, 2.0], "deltas": [0.3]}]}, {}))
+    assert [Z.shape for _, _, Z in ds] == [(4, 6), (4, 6), (2, 2)]
+    assert [label for label, _, _ in ds][1:] == ["gaussian N=4 d=6 seed=2", "shifted-diagonal a=[1.0, 2.0] δ=0.3"]
+    assert np.allclose(ds[2][2], [[1.3, 0.3], [0.3, 2.3]])
 
 
 def test_proxy_direction_theory_only_claim_and_control():

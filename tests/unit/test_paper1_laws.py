@@ -60,6 +60,7 @@ def test_realized_weights_recover_known_weights_without_overflow():
 
 from ibverify.checks import rules  # noqa: E402
 from ibverify.checks.paper1_laws import discriminating_gr, gr_offset_law, offset_law  # noqa: E402
+from ibverify.recipes import RunStore  # noqa: E402
 from ibverify.claims import CheckContext, Claim  # noqa: E402
 from ibverify.oracles import max_margin  # noqa: E402
 
@@ -73,7 +74,7 @@ def _ctx(params, tol):
 def test_offset_law_values_on_data_seed_5():
     """Support vectors 3, 4, 8; j0 = 3 (largest λ_j a_j); lags 0, 1, 5: the spread grows like (5/2)·ln(1/β2), not
     (N−1)/2 = 4.5. Offsets measured on 1e6-step runs (β2 = 0.01: 2.217, 9.577; β2 = 1e−3: 3.368, 15.334)."""
-    Z = discriminating_gr(10, 8, 5)
+    Z = RunStore.process().data(discriminating_gr(10, 8, 5)).Z
     mm = max_margin(Z, "l2")
     assert mm.support.tolist() == [3, 4, 8]
     for b2, want in ((0.01, [0.0, 2.214, 9.575]), (1e-3, [0.0, 3.365, 15.332])):
@@ -89,7 +90,7 @@ def test_offset_law_values_on_data_seed_5():
 
 def test_offset_law_equilibrium_weights_are_the_duals():
     """At the exact equilibrium the per-epoch step coefficients σ_j/√v_j (σ_j = e^{−m_j}) are ∝ λ_j, at any β2."""
-    Z = discriminating_gr(10, 8, 6)
+    Z = RunStore.process().data(discriminating_gr(10, 8, 6)).Z
     mm = max_margin(Z, "l2")
     sv, n, a = mm.support, 10, np.abs(Z[:, 0])
     for b2 in (0.5, 0.05):

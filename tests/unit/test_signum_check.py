@@ -11,13 +11,14 @@ from ibverify.checks import rules
 from ibverify.checks.paper1_laws import bisect_threshold, discriminating_gr, slope_range
 from ibverify.checks.per_sample import beta_envelope, signum_curves, signum_decision, signum_horizon
 from ibverify.claims import CheckContext, load_registry
+from ibverify.recipes import RunStore
 
 TOL = {"inv_rise": 2.0, "decades": 2.0, "trend_drop": 0.1}
 
 
 @pytest.fixture(scope="module")
 def Z():
-    return discriminating_gr(10, 23, 1)
+    return RunStore.process().data(discriminating_gr(10, 23, 1)).Z
 
 
 def _judge(Z, b, beta, steps, final=True, bound=0.03):
