@@ -45,11 +45,12 @@ from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
-from ..engine import run
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..oracles import max_margin, normalized_margin
 from ..oracles.constrained import ball_logistic, box_logistic
+from ..recipes import settings, store_of
+from ..recipes.linear import adagrad, gaussian_l1_data
 from ..strategies import linear as S
 from .per_sample import _size_kw
 from .prop import Example, run_property, sequential, step_progress
@@ -150,6 +151,7 @@ def log_rate(ctx: CheckContext) -> Outcome:
     smooth = SMOOTHNESS[p.get("smoothness", "mean")]
     strat = st.tuples(data, st.floats(*p["lr_fraction"]), bet, order_seed)
     per_decade = int(p.get("checkpoints_per_decade", 10))
+    store = store_of(ctx)
 
     def evaluate(ex) -> Example:
         cert, u, bet, oseed = ex
@@ -171,7 +173,8 @@ def log_rate(ctx: CheckContext) -> Outcome:
             f" batch {spec.batch_size} {spec.order} (seed {oseed})" if oseed is not None else "")
 
         def at(T: int, final: bool) -> Example:
-            r = run(Z, spec, T, checkpoints=int(per_decade * np.log10(T)) + 1, progress=step_progress(ctx, desc))
+            r = store.run(settings.vector(Z, spec, T, checkpoints=int(per_decade * np.log10(T)) + 1),
+                          progress=step_progress(ctx, desc))
             x = r.checkpoints.astype(float)
             ev = soudry_series(Z, r.ws, x)
             dec, parts = soudry_decision(x, ev, tol, final, halves)
@@ -221,19 +224,6 @@ def log_rate(ctx: CheckContext) -> Outcome:
 
 # ------------------------------------------------------------------ Gunasekar et al. 2018: Adagrad's limit moves
 
-def gaussian_l1_dataset(n: int, d: int, seed: int) -> np.ndarray:
-    """Label-folded Gaussian data z_i = y_i x_i (x_i ~ N(0, I_d), y_i = ±1) from `seed`, redrawn (seed, 1, 2, …) until
-    ŵ2 is ≥ 10 % short of γ1 in ℓ1 margin (strategies.l1_gap_of_l2) and the data are separable (d ≥ n)."""
-    for k in range(100):
-        rng = np.random.default_rng([seed, k])
-        X = rng.standard_normal((n, d))
-        y = rng.choice([-1.0, 1.0], size=n)
-        Z = y[:, None] * X
-        if S.l1_gap_of_l2(Z) >= S.L1_GAP_MIN:
-            return Z
-    raise IbverifyError(f"no ℓ1-discriminating Gaussian dataset n={n} d={d} from seed {seed}")
-
-
 def adagrad_init(ctx: CheckContext) -> Outcome:
     """Finding (Gunasekar, Lee, Soudry, Srebro 2018, §3.3): diagonal Adagrad's limit direction depends on the
     initialization and the step size. For each dataset (params data_seeds, n, d), diagonal Adagrad (table row `adagrad`,
@@ -244,14 +234,14 @@ def adagrad_init(ctx: CheckContext) -> Outcome:
     dataset the spread (max − min over the runs) of each, and the smallest cosine between two runs' w_T. No pass/fail:
     a spread that persists from T/10 to T is the dependence the source describes (Adagrad's conditioner converges to
     a diagonal D fixed early, and the late dynamics are GD in the metric of D, whose max-margin direction depends on
-    D)."""
-    from .. import models   # the block model only here
-
+    D). The data are recipes.linear.gaussian_l1_data (data source gaussian-l1), the runs recipes.linear.adagrad."""
     p = ctx.params
+    store = store_of(ctx)
     steps = int(p["steps"])
     rows, series, spreads, cosines = [], [], {g: [] for g in ("l1", "l2", "linf")}, []
     for ds in p["data_seeds"]:
-        Z = gaussian_l1_dataset(int(p["n"]), int(p["d"]), int(ds))
+        data = gaussian_l1_data(int(p["n"]), int(p["d"]), int(ds))
+        Z = store.data(data).Z
         n, d = Z.shape
         gam = {g: max_margin(Z, g).margin for g in ("l1", "l2", "linf")}
         finals = []
@@ -260,8 +250,7 @@ def adagrad_init(ctx: CheckContext) -> Outcome:
                 w0 = (np.zeros(d) if init is None
                       else float(p["init_scale"]) * np.random.default_rng(int(init)).standard_normal(d))
                 ctx.progress(f"data {ds}: lr {lr}, init {init}")
-                r = run((Z, np.ones(n)), OptimizerSpec("adagrad", lr=float(lr), lr_decay=0.0, eps=0.0), steps + 1,
-                        model=models.Linear(d), theta0={"w": w0}, checkpoints=[steps // 10 + 1, steps + 1], warn=False)
+                r = store.run(adagrad(data, lr, steps, w0), warn=False)
                 ws = np.array([th["w"] for th in r.thetas])
                 rel = {g: [normalized_margin(Z, w, g) / gam[g] for w in ws] for g in gam}
                 finals.append(ws[-1] / np.linalg.norm(ws[-1]))
@@ -316,6 +305,7 @@ def constrained_limit(ctx: CheckContext) -> Outcome:
     if target not in ("box", "ball"):
         raise IbverifyError(f"target must be 'box' or 'ball', got {target!r}")
     bound, drop = ctx.tol("dist_max"), ctx.tol("trend_drop")
+    store = store_of(ctx)
 
     @st.composite
     def data(draw):
@@ -332,7 +322,8 @@ def constrained_limit(ctx: CheckContext) -> Outcome:
         desc = f"n={n} d={d} λ={lam:g} β1={spec.beta1:g} β2={spec.beta2:g} → {target} optimum"
 
         def at(T: int, final: bool) -> Example:
-            r = run(Z, spec, T, checkpoints=int(p.get("checkpoints", 16)), progress=step_progress(ctx, desc))
+            r = store.run(settings.vector(Z, spec, T, checkpoints=int(p.get("checkpoints", 16))),
+                          progress=step_progress(ctx, desc))
             x = r.checkpoints.astype(float)
             dist = np.linalg.norm(r.ws - opt.w, axis=1) / np.linalg.norm(opt.w)
             other = np.linalg.norm(r.ws - opts[rival].w, axis=1) / np.linalg.norm(opts[rival].w)
@@ -421,6 +412,7 @@ def gradient_alignment(ctx: CheckContext) -> Outcome:
                            float(p["slack_min"]), float(p["dual_min"]), float(p.get("rate_min", 0.0)))
     strat = st.tuples(data, st.floats(*p["lr_fraction"]))
     per_decade = int(p.get("checkpoints_per_decade", 10))
+    store = store_of(ctx)
 
     def evaluate(ex) -> Example:
         cert, u = ex
@@ -431,7 +423,8 @@ def gradient_alignment(ctx: CheckContext) -> Outcome:
         desc = f"n={n} d={d} η={u:.2f}·2/β={lr:.3g} {spec.name}"
 
         def at(T: int, final: bool) -> Example:
-            r = run(Z, spec, T, checkpoints=int(per_decade * np.log10(T)) + 1, progress=step_progress(ctx, desc))
+            r = store.run(settings.vector(Z, spec, T, checkpoints=int(per_decade * np.log10(T)) + 1),
+                          progress=step_progress(ctx, desc))
             x = r.checkpoints.astype(float)
             gap = alignment_gap(Z, r.ws, spec.loss, geometry)
             dec = judge_gap(x, gap, bound, decades=decades, min_drop=drop, final=final)

@@ -24,19 +24,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..claims import CheckContext
-from ..data import gr
-from ..engine import run
 from ..engine.vector import check_data, iterate_chain
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..optim.backend import MPMath
+from ..recipes import settings, store_of
+from ..recipes.linear import gr_data
 from .rules import conditioning_bound, within_conditioning
 
 
 def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
     p = ctx.params
     rtol = ctx.tol("rtol")
-    data = {"gr": gr(p["n"], p["d"], np.random.default_rng(p["data_seed"])).Z * p["scale"]}
+    store = store_of(ctx)
+    data = {"gr": store.data(gr_data(p["n"], p["d"], p["data_seed"])).Z * p["scale"]}
     if "spread_Z" in p:
         data["spread"] = np.array(p["spread_Z"], dtype=float)
     factor = ctx.tol("conditioning_factor")
@@ -46,8 +47,9 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
         Z = data[fam.get("dataset", "gr")]
         spec = OptimizerSpec.from_params(p, name=fam["name"], **kw)
         ctx.progress(f"{fam['name']} {kw}")
-        fast = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], log_frame=p["log_frame"])
-        exact = run(Z, spec, p["steps"], checkpoints=p["checkpoints"], engine="mpmath", dps=p["dps"])
+        fast = store.run(settings.vector(Z, spec, p["steps"], checkpoints=p["checkpoints"], log_frame=p["log_frame"]))
+        exact = store.run(settings.vector(Z, spec, p["steps"], checkpoints=p["checkpoints"], engine="mpmath",
+                                          dps=p["dps"]))
         scale = np.maximum(np.abs(exact.ws).max(axis=1), 1e-300)
         err = np.abs(fast.ws - exact.ws).max(axis=1) / scale
         sens = np.zeros_like(err)

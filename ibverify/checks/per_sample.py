@@ -35,10 +35,9 @@ from hypothesis import strategies as st
 
 from .. import IbverifyError
 from ..claims import CheckContext
-from ..data import gr
 from ..strategies import linear as S
-from ..engine import run
-from ..recipes import RunStore
+from ..recipes import Recipe, RunStore, settings, store_of
+from ..recipes.linear import checkpoint_identity, gr_data
 from ..engine.vector import iterate_chain
 from ..evidence import Outcome, Series, beta_text
 from ..optim import OptimizerSpec
@@ -90,12 +89,14 @@ def _size_kw(p: dict) -> dict:
     return kw
 
 
-def resumable(ctx: CheckContext, Z: np.ndarray, spec: OptimizerSpec, steps: int) -> dict:
+def resumable(ctx: CheckContext, recipe: Recipe) -> dict:
     """With `resumable = true` (full tier) and the resume cache on, each run checkpoints in the claim's cache
-    folder (the run store's checkpoint path) and a re-run of the claim continues where a killed one stopped."""
+    folder (the run store's checkpoint path, named by the recipe's key: its data, spec, horizon and checkpoints,
+    so a file is only ever resumed by the run it was saved from) and a re-run of the claim continues where a
+    killed one stopped. The io options for `RunStore.run(recipe, **io)`."""
     if not ctx.params.get("resumable") or ctx.cache is None:
         return {}
-    return RunStore.checkpoint(ctx.cache.folder / "runs", ctx.claim.id, Z.tobytes() + repr((spec, steps)).encode())
+    return RunStore.checkpoint(ctx.cache.folder / "runs", ctx.claim.id, checkpoint_identity(recipe))
 
 
 def gap_series(Z: np.ndarray, ws: np.ndarray, target: str) -> tuple[np.ndarray, dict]:
@@ -117,6 +118,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
         raise IbverifyError("criterion 'invariant' (K = (1 − cos)·‖w‖²) is defined for target l2 only")
     refuted_by = p.get("refuted_by")
     bound = 1 - need if target == "l2" else need  # l2: 1 − cos ≤ 1 − cos_min
+    store = store_of(ctx)
 
     def evaluate(ex) -> Example:
         cert, (b1, b2), bseed, loss = ex
@@ -134,8 +136,8 @@ def direction_converges(ctx: CheckContext) -> Outcome:
 
         def at(E: int, final: bool) -> Example:
             steps = E * per_epoch
-            r = run(Z, spec, steps, checkpoints=p.get("checkpoints", 24), progress=step_progress(ctx, desc),
-                    **resumable(ctx, Z, spec, steps))
+            recipe = settings.vector(Z, spec, steps, checkpoints=p.get("checkpoints", 24))
+            r = store.run(recipe, progress=step_progress(ctx, desc), **resumable(ctx, recipe))
             gap, refs = gap_series(Z, r.ws, target)
             w2 = np.sum(r.ws * r.ws, axis=1)
             K = gap * w2
@@ -298,14 +300,16 @@ def gr_beta2_zero(ctx: CheckContext) -> Outcome:
     ŵ2, slowly. Reported per β2: 1 − cos(w_t, ŵ2) and 1 − cos(w_t, Σ_i s_i)."""
     p = ctx.params
     rows, series, cf_err = [], [], 0.0
+    store = store_of(ctx)
     for seed in p["data_seeds"]:
-        Z = gr_dataset(p["n"], p["d"], seed)
+        data = gr_data(p["n"], p["d"], seed)
+        Z = store.data(data).Z
         l2 = max_margin(Z, "l2").direction
         ss = np.sign(Z).sum(axis=0)
         ss = ss / np.linalg.norm(ss)
         for b2 in p["beta2s"]:
-            r = run(Z, OptimizerSpec.from_params({"optimizer": "inc-adam"}, beta1=0.0, beta2=b2), int(p["steps"]),
-                    checkpoints=12)
+            r = store.run(settings.vector(data, OptimizerSpec.from_params({"optimizer": "inc-adam"}, beta1=0.0,
+                                                                          beta2=b2), int(p["steps"]), checkpoints=12))
             dirs = r.ws / np.linalg.norm(r.ws, axis=1, keepdims=True)
             g2, gs = 1 - dirs @ l2, 1 - dirs @ ss
             row = {"seed": seed, "beta2": b2, "1 − cos(w, ŵ2)": float(g2[-1]),
@@ -335,10 +339,6 @@ def gr_beta2_zero(ctx: CheckContext) -> Outcome:
         series=series, table=rows, examples=len(rows))
 
 
-def gr_dataset(n: int, d: int, seed: int) -> np.ndarray:
-    return gr(n, d, np.random.default_rng(seed)).Z
-
-
 # ---------------------------------------------------------------- Thm 5.1: Signum above the β envelope
 
 def signum_horizon(base_steps: float, beta: float, ref: float = 0.01) -> int:
@@ -348,13 +348,14 @@ def signum_horizon(base_steps: float, beta: float, ref: float = 0.01) -> int:
 
 
 def signum_curves(Z: np.ndarray, p: dict, b: int, beta: float, steps: int, seed: int = 0,
-                  checkpoints: int = 31) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Runs p["optimizer"] (signum at batch size b; the control inc-adam: β1 = β2 = β, batch 1) for `steps` steps;
-    returns the checkpoints, the relative ℓ∞ gap (γ∞ − γ∞(w_t))/γ∞ and ‖w_t‖∞."""
+                  checkpoints: int = 31, store: RunStore | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs p["optimizer"] (signum at batch size b; the control inc-adam: β1 = β2 = β, batch 1) for `steps` steps
+    (in `store`, default the process's run store); returns the checkpoints, the relative ℓ∞ gap
+    (γ∞ − γ∞(w_t))/γ∞ and ‖w_t‖∞."""
     n = Z.shape[0]
     spec = OptimizerSpec.from_params(p, batch_size=b if p["optimizer"] != "inc-adam" else None, beta1=beta,
                                      beta2=beta, seed=seed).resolved(n)
-    r = run(Z, spec, steps, checkpoints=checkpoints)
+    r = (store or RunStore.process()).run(settings.vector(Z, spec, steps, checkpoints=checkpoints))
     gamma = max_margin(Z, "linf").margin
     gap = np.array([(gamma - normalized_margin(Z, w, "linf")) / gamma for w in r.ws])
     return r.checkpoints.astype(float), gap, np.max(np.abs(r.ws), axis=1)
@@ -394,6 +395,7 @@ def signum_beta_trend(ctx: CheckContext) -> Outcome:
     need = ctx.tol("gap_max")
     strat = st.tuples(S.data(p["dataset"], discriminate=True, **_size_kw(p)), st.integers(1, 10**6),
                       st.floats(0.0, 1.0))
+    store = store_of(ctx)
 
     def evaluate(ex) -> Example:
         cert, bseed, u = ex
@@ -412,7 +414,7 @@ def signum_beta_trend(ctx: CheckContext) -> Outcome:
 
         def judge_at(T: int, final: bool) -> Example:
             ctx.progress(f"{desc}: {T:.2g} steps")
-            x, gap, sc = signum_curves(Z, p, b, beta, T, bseed)
+            x, gap, sc = signum_curves(Z, p, b, beta, T, bseed, store=store)
             dec = signum_decision(x, gap, sc, need, tol, final)
             inv = gap * sc
             return Example(True, {"gap": float(gap[-1]), "inv": float(inv[-1]),

@@ -7,6 +7,7 @@ describe their data and models as recipes (`DataRecipe`, `ModelRecipe`) and get 
 
 from .recipe import DATA_SOURCES, MODEL_KINDS, DataRecipe, ModelRecipe, Recipe
 from .store import RunStore, store_of
+from . import linear  # noqa: F401  (registers its data sources)
 from ..engine import log_checkpoints
 
 __all__ = ["DATA_SOURCES", "MODEL_KINDS", "DataRecipe", "ModelRecipe", "Recipe", "RunStore", "log_checkpoints",

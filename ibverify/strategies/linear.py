@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from ..data.dataset import Dataset, make
 from ..data.generators import gr_orthogonal
 from ..oracles import max_margin, normalized_margin
+from ..recipes.linear import L1_GAP_MIN, l1_gap_of_l2  # noqa: F401  (re-exported)
 from ..theory.linf_set import max_cos_near_linf
 
 
@@ -199,13 +200,7 @@ def nondegenerate(draw, inner, slack_min: float, dual_min: float, rate_min: floa
 
 # ---- discrimination for ℓ1 claims: ŵ2 (and so GD's limit) measurably short of the ℓ1 max margin
 
-L1_GAP_MIN = 0.1
-
-
-def l1_gap_of_l2(Z: np.ndarray) -> float:
-    """(γ1 − γ1(ŵ2)) / γ1: how far the ℓ2 max-margin direction is from the ℓ1 max margin, by ℓ1 margin."""
-    l1, l2 = max_margin(Z, "l1"), max_margin(Z, "l2")
-    return float((l1.margin - normalized_margin(Z, l2.direction, "l1")) / l1.margin)
+# L1_GAP_MIN = 0.1 and l1_gap_of_l2 live with the data source that needs them (recipes.linear: gaussian-l1)
 
 
 @st.composite

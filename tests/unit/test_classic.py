@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from ibverify import IbverifyError
-from ibverify.checks.classic import (alignment_gap, decade_slopes, gaussian_l1_dataset, logistic_smoothness,
-                                     neg_gradient_directions, per_sample_smoothness, soudry_decision, soudry_series)
+from ibverify.checks.classic import (alignment_gap, decade_slopes, logistic_smoothness, neg_gradient_directions,
+                                     per_sample_smoothness, soudry_decision, soudry_series)
 from ibverify.checks.per_sample import gap_series
 from ibverify.checks.rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from ibverify.oracles import max_margin, normalized_margin
+from ibverify.recipes import RunStore
+from ibverify.recipes.linear import adagrad, gaussian_l1, gaussian_l1_data
 from ibverify.strategies import linear as S
 
 # ℓ1, ℓ2 and ℓ∞ max-margin directions differ on these rows (tests/test_new_optimizers.py)
@@ -151,9 +153,34 @@ def test_l1_gap_of_l2_by_margin_and_the_gaussian_generator_respects_it():
     l1, l2 = max_margin(Z, "l1"), max_margin(Z, "l2")
     assert g == pytest.approx((l1.margin - normalized_margin(Z, l2.direction, "l1")) / l1.margin)
     assert g >= 0.1
-    Zg = gaussian_l1_dataset(6, 9, 0)
+    Dg = gaussian_l1(6, 9, 0)
+    Zg = Dg.Z
     assert Zg.shape == (6, 9) and S.l1_gap_of_l2(Zg) >= S.L1_GAP_MIN
-    np.testing.assert_array_equal(Zg, gaussian_l1_dataset(6, 9, 0))      # deterministic in its seed
+    np.testing.assert_array_equal(Dg.y, np.ones(6))                       # Z itself, labels 1
+    np.testing.assert_array_equal(Zg, gaussian_l1(6, 9, 0).Z)            # deterministic in its seed
+    rec = gaussian_l1_data(6, 9, 0)                                        # the data source of the recipe
+    np.testing.assert_array_equal(rec.build().Z, Zg)
+    assert rec.identity()["args"]["gap_min"] == S.L1_GAP_MIN
+    assert gaussian_l1_data(6, 9, 1).identity() != rec.identity()
+
+
+def test_adagrad_recipe_is_the_block_run_from_its_theta0():
+    """recipes.linear.adagrad: the linear model from θ0 = {"w": w0}, steps + 1 steps, recorded at T/10 + 1 and T + 1;
+    θ0 is part of the run's identity."""
+    from ibverify import models
+    from ibverify.engine import run
+    from ibverify.optim import OptimizerSpec
+
+    data = gaussian_l1_data(6, 9, 0)
+    w0 = 0.5 * np.random.default_rng(3).standard_normal(9)
+    rec = adagrad(data, 0.1, 200, w0)
+    assert rec.checkpoints == (21, 201) and rec.steps == 201 and rec.model.kind == "linear"
+    assert adagrad(data, 0.1, 200, np.zeros(9)).key() != rec.key()
+    r = RunStore().run(rec, warn=False)
+    Zg = data.build().Z
+    ref = run((Zg, np.ones(6)), OptimizerSpec("adagrad", lr=0.1, lr_decay=0.0, eps=0.0), 201, model=models.Linear(9),
+              theta0={"w": w0}, checkpoints=[21, 201], warn=False)
+    np.testing.assert_array_equal(np.array([t["w"] for t in r.thetas]), np.array([t["w"] for t in ref.thetas]))
 
 
 def test_gap_series_l1_is_the_relative_l1_margin_gap():
