@@ -47,7 +47,7 @@ def measure(name: str, model: str, spec: OptimizerSpec, problems, first: int, ca
     t0 = time.process_time()
     rows = []
     for pr in problems:
-        sp = bias.resolved_spec(spec, model, pr.data.n)
+        sp = bias.resolved_spec(spec, model, pr.n)
         res = bias.judge_dataset(model, pr, sp, "fast", batch=batch, horizons=(first, cap))
         rows.append({"dataset": pr.tag, "geometries": {
             g: {**j.to_json(), "curve": j.curve} for g, j in res.items()}})

@@ -198,24 +198,28 @@ def test_inert_samples_counts_samples_with_every_unit_dead_and_nothing_else():
     assert S.inert_samples(model, {"W": W, "a": np.zeros(3)}, X) == 2   # f = 0 on all, live units on two
 
 
-def test_a_run_with_a_live_open_sample_is_extended_and_one_held_by_inert_samples_is_set_aside(monkeypatch):
+def test_a_run_with_a_live_open_sample_is_extended_and_one_held_by_inert_samples_is_set_aside():
     """judge_network sets a non-separated run aside before the cap when inert samples alone hold its margin (every
     sample with y·f ≤ 0 inert; all of them: the loss gradient is exactly 0); with a live sample at y·f ≤ 0 it is
     undecided (extended), and the reason says which."""
     from types import SimpleNamespace
 
-    from ibverify import models
+    from ibverify.recipes import DataRecipe, ModelRecipe, RunStore
 
-    model = models.TwoLayer(2, 3, 2.0)
     X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [-1.0, -1.0]])
-    data = SimpleNamespace(X=X, y=np.ones(4), n=4)
     W = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
-    pr = bias.Problem("t", data, model, 0)
+    pr = bias.Problem("t", DataRecipe.of_arrays(X, np.ones(4)), ModelRecipe.of("two-layer", width=3), 0, n=4)
+
+    class Store(RunStore):   # the run store hands out a run that ends at θ (the data and model are built as usual)
+        def run(self, recipe, **io):
+            assert recipe.model == pr.model and recipe.init_seed == 0 and recipe.steps == 1000
+            return self.fake
+
+    store = Store()
     for theta, word, text in (({"W": W, "a": np.array([1.0, -0.5, 2.0])}, rules.INCONCLUSIVE, "on 2 of 4 samples"),
                               ({"W": W, "a": np.array([1.0, 0.5, 2.0])}, rules.SET_ASIDE, "on 2 of 4 samples"),
                               ({"W": np.zeros((3, 2)), "a": np.ones(3)}, rules.SET_ASIDE, "every unit dead")):
-        fake = SimpleNamespace(q_min=[0.0], thetas=[theta])
-        monkeypatch.setattr(bias, "run", lambda *a, fake=fake, **k: fake)
-        out = bias.judge_network(pr, None, 1000, final=False)
+        store.fake = SimpleNamespace(q_min=[0.0], thetas=[theta])
+        out = bias.judge_network(pr, None, 1000, final=False, store=store)
         assert {j.word for j in out.values()} == {word}
         assert all(text in j.reason for j in out.values())

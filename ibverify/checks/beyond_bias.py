@@ -30,6 +30,7 @@ from ..claims import CheckContext
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..optim.table import KNOBS
+from ..recipes import store_of
 from . import bias, rules
 
 SWAP = {rules.SUPPORTED: rules.CONTRADICTED, rules.CONTRADICTED: rules.SUPPORTED}
@@ -60,10 +61,11 @@ def geometry_law(ctx: CheckContext) -> Outcome:
     spec = OptimizerSpec.from_params({x: p[x] for x in KNOBS if x in p and x not in ("seed", "loss")},
                                      name=p["optimizer"])
     words, series, figs, lines = [], [], {}, []
-    for i, pr in enumerate(bias.generated(model, ctx.seed, k)):
+    store = store_of(ctx)
+    for i, pr in enumerate(bias.generated(model, ctx.seed, k, store=store)):
         ctx.progress(f"{pr.tag}: {p['optimizer']} up to {cap:.2g} steps")
-        res = bias.judge_dataset(model, pr, bias.resolved_spec(spec, model, pr.data.n), "fast", batch=batch,
-                                 horizons=(first, cap))
+        res = bias.judge_dataset(model, pr, bias.resolved_spec(spec, model, pr.n), "fast", batch=batch,
+                                 horizons=(first, cap), store=store)
         if g not in res:
             raise IbverifyError(f"geometry {g!r} is not scored on the {model} model (scored: {', '.join(res)})")
         j = res[g]

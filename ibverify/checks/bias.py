@@ -55,16 +55,15 @@ import numpy as np
 
 from .. import IbverifyError
 from .. import geometry as geo
-from .. import models as M
-from ..data import netdata
-from ..engine import log_checkpoints, run
 from ..optim import OptimizerSpec, info
 from ..oracles import kkt, maxmargin
+from ..recipes import DataRecipe, ModelRecipe, RunStore
+from ..recipes import bias as recipes
+from ..recipes.bias import CHECKPOINTS, MODELS  # noqa: F401  (checks.bias.MODELS, CHECKPOINTS: the public names)
 from . import gronich_score as S
 from . import rules
 from .prop import Example, sequential
 
-MODELS = ("linear", "matrix", "two-layer")
 GEOMETRIES = ("l1", "l2", "linf", "spectral", "msp", "hybrid")
 TIERS = ("smoke", "fast")
 # (first horizon, cap) in steps per model and tier; an undecided dataset is extended ×10 up to the cap
@@ -72,7 +71,6 @@ HORIZONS = {
     "smoke": {"linear": (100_000, 100_000), "matrix": (100_000, 100_000), "two-layer": (100_000, 100_000)},
     "fast": {"linear": (1_000_000, 10_000_000), "matrix": (100_000, 1_000_000), "two-layer": (300_000, 3_000_000)},
 }
-CHECKPOINTS = 13            # log-spaced over the last three decades (4 a decade), as the network claims
 BOUND = 0.01                # margin gap at the horizon (judge_gap)
 MIN_DROP = 0.3              # ... falling ≥ 30 % over the last decade (degree-1 claims: measured t^−0.4…−0.8)
 SLOW_BOUND = 0.05           # margin gap of the 1/‖θ‖ route (judge_rate_invariant)
@@ -117,11 +115,13 @@ def resolved_spec(spec: OptimizerSpec, model: str, n: int) -> OptimizerSpec:
 
 @dataclass
 class Problem:
-    """One dataset of a model: data, model, the geometries' optima (degree-1 models) and how far apart they are."""
+    """One dataset of a model, as recipes: the data, the model (None: the linear model's vector loop), θ0's seed;
+    `n` the sample count, the geometries' optima (degree-1 models) and how far apart they are."""
     tag: str
-    data: object
-    model: object = None
+    data: DataRecipe
+    model: ModelRecipe | None = None
     init_seed: int | None = None
+    n: int = 0
     optima: dict = field(default_factory=dict)     # g → (θ*, γ*) with γ* the certified margin (upper bound)
     offsets: dict = field(default_factory=dict)    # (g, h) → 1 − γ_g(θ_h*)/γ_g*
 
@@ -130,10 +130,15 @@ class Problem:
         return min(self.offsets.values()) if self.offsets else float("nan")
 
 
-def _linear_problem(D, tag: str) -> Problem:
+def _store(store: RunStore | None) -> RunStore:
+    return store if store is not None else RunStore.process()
+
+
+def _linear_problem(data: DataRecipe, tag: str, store: RunStore) -> Problem:
+    D = store.data(data)
     Z = D.Z
     mm = {g: maxmargin.max_margin(Z, LINEAR_NORMS[g]) for g in LINEAR_NORMS}
-    pr = Problem(tag, D, optima={g: (mm[g].direction, mm[g].margin) for g in mm})
+    pr = Problem(tag, data, n=D.n, optima={g: (mm[g].direction, mm[g].margin) for g in mm})
     pr.offsets = {(g, h): 1.0 - linear_margin(Z, mm[h].direction, g) / mm[g].margin
                   for g in mm for h in mm if g != h}
     return pr
@@ -143,33 +148,28 @@ def linear_margin(Z, w, g: str) -> float:
     return maxmargin.normalized_margin(Z, np.asarray(w, float), LINEAR_NORMS[g])
 
 
-def _matrix_problem(D, tag: str) -> Problem:
-    model = M.MatrixLinear(*D.X.shape[1:])
+def _matrix_problem(data: DataRecipe, mrec: ModelRecipe, tag: str, store: RunStore) -> Problem:
+    D = store.data(data)
+    model = mrec.build(D)
     G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in MATRIX_GEOMETRIES}
     opt = {g: kkt.certified_max_margin(G[g], model, D.X, D.y) for g in G}
-    pr = Problem(tag, D, model, optima={g: (opt[g][0], opt[g][1].upper) for g in G})
+    pr = Problem(tag, data, mrec, n=D.n, optima={g: (opt[g][0], opt[g][1].upper) for g in G})
     pr.offsets = {(g, h): 1.0 - G[g].margin(model, opt[h][0], D.X, D.y) / opt[g][1].upper
                   for g in G for h in G if g != h}
     return pr
 
 
-def draws(model: str, seed: int, say: Callable[[str], None] = lambda s: None):
-    """Datasets of `model` drawn from `seed` (sizes too), one after another; degree-1 ones only where every pair of
-    optima is ≥ DISCRIMINATES apart (at most MAX_DRAWS candidates are drawn)."""
-    rng = np.random.default_rng([seed, MODELS.index(model)])
-    for _ in range(MAX_DRAWS):
-        s = int(rng.integers(0, 2**31 - 1))
+def draws(model: str, seed: int, say: Callable[[str], None] = lambda s: None, store: RunStore | None = None):
+    """Datasets of `model` drawn from `seed` (sizes too, recipes.bias.candidates), one after another; degree-1 ones
+    only where every pair of optima is ≥ DISCRIMINATES apart (at most MAX_DRAWS candidates are drawn)."""
+    store = _store(store)
+    for tag, data, mrec, init in recipes.candidates(model, seed, MAX_DRAWS):
         if model == "linear":
-            n, d = int(rng.integers(10, 17)), int(rng.integers(6, 11))
-            pr = _linear_problem(netdata.linear_separable(n, d, seed=s), f"n={n},d={d},data{s}")
+            pr = _linear_problem(data, tag, store)
         elif model == "matrix":
-            n, p, r = int(rng.integers(10, 17)), int(rng.integers(3, 5)), int(rng.integers(3, 5))
-            pr = _matrix_problem(netdata.matrix_separable(n, p, r, seed=s), f"n={n},p={p},r={r},data{s}")
+            pr = _matrix_problem(data, mrec, tag, store)
         else:
-            n, d, m = int(rng.integers(16, 25)), int(rng.integers(3, 6)), int(rng.choice([6, 8, 10]))
-            i = int(rng.integers(0, 10_000))
-            yield Problem(f"n={n},d={d},m={m},data{s},init{i}", netdata.teacher_two_layer(n, d, seed=s),
-                          M.make_model("two-layer", d, width=m), init_seed=i)
+            yield Problem(tag, data, mrec, init_seed=init, n=store.data(data).n)
             continue
         if pr.discrimination >= DISCRIMINATES:
             say(f"{model}: drew {pr.tag} (optima ≥ {pr.discrimination:.3g} apart)")
@@ -177,19 +177,23 @@ def draws(model: str, seed: int, say: Callable[[str], None] = lambda s: None):
     raise IbverifyError(f"{model}: too few usable datasets in {MAX_DRAWS} draws")
 
 
-def generated(model: str, seed: int, k: int, say: Callable[[str], None] = lambda s: None) -> list[Problem]:
+def generated(model: str, seed: int, k: int, say: Callable[[str], None] = lambda s: None,
+              store: RunStore | None = None) -> list[Problem]:
     """The first k datasets of `draws`."""
-    it = draws(model, seed, say)
+    it = draws(model, seed, say, store)
     return [next(it) for _ in range(k)]
 
 
-def from_file(model: str, D, name: str, width: int = 8, seed: int = 0) -> Problem:
-    """The user's dataset as a problem of `model` (no discrimination required; the offsets are reported)."""
+def from_file(model: str, data: DataRecipe, name: str, width: int = 8, seed: int = 0,
+              store: RunStore | None = None) -> Problem:
+    """The user's dataset (a data recipe) as a problem of `model` (no discrimination required; the offsets are
+    reported)."""
+    store = _store(store)
     if model == "linear":
-        return _linear_problem(D, name)
+        return _linear_problem(data, name, store)
     if model == "matrix":
-        return _matrix_problem(D, name)
-    return Problem(name, D, M.make_model("two-layer", D.X.shape[1], width=width), init_seed=seed)
+        return _matrix_problem(data, recipes.file_model(model), name, store)
+    return Problem(name, data, recipes.file_model(model, width), init_seed=seed, n=store.data(data).n)
 
 
 def file_models(D, name: str) -> list[str]:
@@ -258,21 +262,20 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
     return out
 
 
-def _checkpoints(T: int) -> list[int]:
-    return [int(c) for c in log_checkpoints(T, CHECKPOINTS, max(1, T // 1000))]
-
-
-def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
-    Z = pr.data.Z
-    r = run(Z, spec, T, checkpoints=_checkpoints(T), progress=progress)
+def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None):
+    store = _store(store)
+    Z = store.data(pr.data).Z
+    r = store.run(recipes.run_recipe(pr.data, None, None, spec, T), progress=progress)
     gaps = {g: [1.0 - linear_margin(Z, w, g) / pr.optima[g][1] for w in r.ws] for g in pr.optima}
     scales = {g: [maxmargin.norm_of(w, LINEAR_NORMS[g]) for w in r.ws] for g in pr.optima}
     return r.checkpoints, gaps, scales
 
 
-def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
-    D, model = pr.data, pr.model
-    r = run(D, spec, T, model=model, checkpoints=_checkpoints(T), warn=False, progress=progress)
+def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None):
+    store = _store(store)
+    rec = recipes.run_recipe(pr.data, pr.model, None, spec, T)
+    D, model = store.data(pr.data), store.model(rec)
+    r = store.run(rec, progress=progress, warn=False)
     G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in pr.optima}
     gaps = {g: [1.0 - G[g].margin(model, th, D.X, D.y) / pr.optima[g][1] for th in r.thetas] for g in G}
     scales = {g: [G[g].norm(th) for th in r.thetas] for g in G}
@@ -280,22 +283,24 @@ def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None):
 
 
 def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None,
-                  batch: int | None = None) -> dict[str, Judged]:
+                  batch: int | None = None, store: RunStore | None = None) -> dict[str, Judged]:
     """Every geometry of the two-layer net on one dataset at horizon T (module docstring); `batch`: cyclic
     mini-batches of that many samples per step (engine.block.run), else full batch."""
-    r = run(pr.data, spec, T, model=pr.model, init_seed=pr.init_seed, init_scale=0.5, checkpoints=_checkpoints(T),
-            warn=False, progress=progress, batch=batch)
+    store = _store(store)
+    rec = recipes.run_recipe(pr.data, pr.model, pr.init_seed, spec, T, batch)
+    D, model = store.data(pr.data), store.model(rec)
+    r = store.run(rec, progress=progress, warn=False)
     if not r.q_min or r.q_min[-1] <= 0:
-        word, inert = (S.unseparated(pr.model, r.thetas[-1], pr.data.X, pr.data.y, final) if r.q_min else
+        word, inert = (S.unseparated(model, r.thetas[-1], D.X, D.y, final) if r.q_min else
                        (rules.SET_ASIDE if final else rules.INCONCLUSIVE, 0))
-        dead = inert == len(pr.data.y)   # every unit dead on every sample: the loss gradient is exactly 0
+        dead = inert == len(D.y)   # every unit dead on every sample: the loss gradient is exactly 0
         why = (f"the data are not separated at T = {T:.2g} (min margin {r.q_min[-1] if r.q_min else float('nan'):.3g}"
                + (", f ≡ 0 with a zero gradient: every unit dead on every sample)" if dead else
-                  f", f = 0 with a zero gradient on {inert} of {len(pr.data.y)} samples)" if inert else ")"))
-        return {g: Judged(word, why, float("nan"), float("nan"), T, "residual") for g in S.applicable(pr.model)}
+                  f", f = 0 with a zero gradient on {inert} of {len(D.y)} samples)" if inert else ")"))
+        return {g: Judged(word, why, float("nan"), float("nan"), T, "residual") for g in S.applicable(model)}
     c = getattr(r.optimizer.geometry, "c", 1.0)
     t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, NET["t2_dir_max"], NET["t2_drop"], final)
-    sc = S.score(r, pr.model, pr.data, c, NET["decades"])
+    sc = S.score(r, model, D, c, NET["decades"])
     out = {}
     for g in sc.residual:
         j = S.judge(sc, g, guard=NET["guard"], min_drop=NET["min_drop"], decades=NET["decades"], bound=NET["bound"],
@@ -313,10 +318,11 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
 
 
 def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
-                  progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None
-                  ) -> dict[str, Judged]:
+                  progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None,
+                  store: RunStore | None = None) -> dict[str, Judged]:
     """Every geometry of `model` on one dataset, extended ×10 while any is undecided (prop.sequential); `horizons`
-    (first, cap) instead of the tier's; `batch` (two-layer only): cyclic mini-batches (judge_network)."""
+    (first, cap) instead of the tier's; `batch` (two-layer only): cyclic mini-batches (judge_network). The runs
+    come from `store` (default: the process's run store)."""
     first, cap = horizons or HORIZONS[tier][model]
     if batch is not None and model != "two-layer":
         raise IbverifyError("batch applies to the two-layer model only here")
@@ -324,9 +330,9 @@ def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
 
     def at(T: int, final: bool) -> Example:
         if model == "two-layer":
-            out = judge_network(pr, spec, T, final, progress, batch)
+            out = judge_network(pr, spec, T, final, progress, batch, store)
         else:
-            x, gaps, scales = (run_linear if model == "linear" else run_matrix)(pr, spec, T, progress)
+            x, gaps, scales = (run_linear if model == "linear" else run_matrix)(pr, spec, T, progress, store)
             out = judge_degree1(x, gaps, scales, pr.offsets, final, T)
         seen["out"] = out
         undecided = any(j.word == rules.INCONCLUSIVE for j in out.values())
@@ -371,16 +377,17 @@ class Judgement:
 
 
 def judge_problem(model: str, pr: Problem, spec: OptimizerSpec, tier: str, progress=None, batch: int | None = None,
-                  horizons: tuple[int, int] | None = None) -> Judgement:
+                  horizons: tuple[int, int] | None = None, store: RunStore | None = None) -> Judgement:
     """The unit of work of `ibverify bias` (a task with --workers): `spec` resolved for the dataset (the vector
     model's full batch is its n), then judge_dataset."""
-    sp = resolved_spec(spec, model, pr.data.n)
-    return Judgement(sp, judge_dataset(model, pr, sp, tier, progress, batch, horizons))
+    sp = resolved_spec(spec, model, pr.n)
+    return Judgement(sp, judge_dataset(model, pr, sp, tier, progress, batch, horizons, store))
 
 
 def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | None = None, say=lambda s: None,
                  progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None,
-                 judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None) -> dict:
+                 judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None,
+                 store: RunStore | None = None) -> dict:
     """The per-model answer: supported / contradicted / inconclusive geometries with their evidence. `problems` is
     a list or an iterator (`draws`): k datasets are judged, a dataset set aside in every geometry (a network that
     never separates its data) being replaced by the next one, at most k times. `batch`, `horizons`: as
@@ -392,7 +399,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
     k = k or 1
     if judge is None:
         def judge(m, pr, sp):
-            return judge_problem(m, pr, sp, tier, progress, batch, horizons)
+            return judge_problem(m, pr, sp, tier, progress, batch, horizons, store)
     while len(used) < k:
         pr = next(problems, None)
         if pr is None:
@@ -435,18 +442,21 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
     return out
 
 
-def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data=None, data_name: str = "",
-         models: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data: DataRecipe | None = None,
+         data_name: str = "", models: list[str] | None = None, store: RunStore | None = None
+         ) -> tuple[list[str], dict[str, str]]:
     """(models to run, {model: why not run}) for `identify`, every argument and knob checked before any run: the
-    models the optimizer's row supports, or those of them a user's dataset can feed, or those of `models`."""
+    models the optimizer's row supports, or those of them a user's dataset (`data`, a data recipe) can feed, or
+    those of `models`."""
     if tier not in TIERS:
         raise IbverifyError(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
     if not 1 <= datasets <= 100:
         raise IbverifyError(f"--datasets must be in 1..100, got {datasets}")
     spec._check_name()
     names, skipped = models_for(spec.row)
-    if data is not None:
-        fits = file_models(data, data_name)
+    D = _store(store).data(data) if data is not None else None
+    if D is not None:
+        fits = file_models(D, data_name)
         skipped.update({m: f"{data_name} cannot feed the {m} model" for m in names if m not in fits})
         names = [m for m in names if m in fits]
         if not names:
@@ -462,27 +472,34 @@ def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data=Non
         names = [m for m in names if m in models]
         skipped = {m: why for m, why in skipped.items() if m in models}
     for m in names:   # every knob validated before any run
-        resolved_spec(spec, m, data.n if data is not None else 10)
+        resolved_spec(spec, m, D.n if D is not None else 10)
     return names, skipped
 
 
-def problem_source(model: str, seed: int, data=None, data_name: str = "", say: Callable[[str], None] = lambda s: None):
-    """The datasets `identify` judges for `model`: the user's one, else the generated ones (`draws`)."""
-    return [from_file(model, data, data_name, seed=seed)] if data is not None else draws(model, seed, say)
+def problem_source(model: str, seed: int, data: DataRecipe | None = None, data_name: str = "",
+                   say: Callable[[str], None] = lambda s: None, store: RunStore | None = None):
+    """The datasets `identify` judges for `model`: the user's one (`data`, a data recipe), else the generated ones
+    (`draws`)."""
+    return ([from_file(model, data, data_name, seed=seed, store=store)] if data is not None
+            else draws(model, seed, say, store))
 
 
-def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets: int = 3, data=None,
-             data_name: str = "", models: list[str] | None = None, say: Callable[[str], None] = lambda s: None,
-             progress=None, problems: Callable[[str], object] | None = None,
-             judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None) -> dict:
+def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets: int = 3,
+             data: DataRecipe | None = None, data_name: str = "", models: list[str] | None = None,
+             say: Callable[[str], None] = lambda s: None, progress=None,
+             problems: Callable[[str], object] | None = None,
+             judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None,
+             store: RunStore | None = None) -> dict:
     """The answer for every model of `plan`. `problems(model)`: its datasets (default problem_source; the runner
-    shares one draw among several optimizers); `judge`: as answer_model."""
-    names, skipped = plan(spec, tier=tier, datasets=datasets, data=data, data_name=data_name, models=models)
+    shares one draw among several optimizers); `judge`: as answer_model; `store`: where the data are built and the
+    runs made (default: the process's run store)."""
+    names, skipped = plan(spec, tier=tier, datasets=datasets, data=data, data_name=data_name, models=models,
+                          store=store)
     models_out = []
     for m in names:
-        source = problems(m) if problems is not None else problem_source(m, seed, data, data_name, say)
+        source = problems(m) if problems is not None else problem_source(m, seed, data, data_name, say, store)
         models_out.append(answer_model(m, source, spec, tier, 1 if data is not None else datasets, say,
-                                       progress, judge=judge))
+                                       progress, judge=judge, store=store))
     out = {"optimizer": spec.name, "tier": tier, "seed": seed, "models": models_out, "skipped": skipped}
     if spec.user is not None:   # a user's optimizer file: which file, which version
         out["source"], out["source_sha256"] = spec.user.user.source, spec.user.user.sha256

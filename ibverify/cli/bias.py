@@ -92,20 +92,21 @@ def _knobs(args) -> dict:
 
 
 def _load(path: str, separable: bool):
-    """A vector dataset (as `train`; linearly separable when the linear model is run), or matrix inputs: an .npz
-    with X of shape (n, p, r)."""
+    """The user's dataset as a data recipe (recipes.cli.bias_data): a vector dataset (as `train`; linearly
+    separable when the linear model is run), or matrix inputs: an .npz with X of shape (n, p, r)."""
     import numpy as np  # start-up time: the parser and --help never import numpy
     from ..data import Dataset, load_dataset
+    from ..recipes.cli import bias_data
 
     if str(path).endswith(".npz"):
         try:
             z = np.load(path)
             X = np.asarray(z["X"], dtype=float)
             if X.ndim == 3:
-                return Dataset(X, np.asarray(z["y"], dtype=float), str(path)).validated(matrices=True)
+                return bias_data(Dataset(X, np.asarray(z["y"], dtype=float), str(path)).validated(matrices=True))
         except (OSError, ValueError, KeyError) as e:
             raise IbverifyError(f"--data {path}: not an .npz with arrays X and y ({e})") from None
-    return load_dataset(path, require_separable=separable)
+    return bias_data(load_dataset(path, require_separable=separable))
 
 
 def text(out: dict) -> str:

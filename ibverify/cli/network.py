@@ -10,7 +10,7 @@ import sys
 import warnings
 
 from .. import IbverifyError
-from .output import first_call, kernel_note, load_data, spec_from_args
+from .output import first_call, kernel_note, spec_from_args
 from ..jsonio import plain
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
@@ -18,39 +18,50 @@ GENERATED = ("digits", "teacher", "linear")
 
 
 def _data(args):
+    """The data recipe of --data: a generated dataset (recipes.cli.generated_data), input matrices of an .npz
+    (matrix-linear; arrays known by their bytes) or a user's file (recipes.cli.user_file, known by its sha256)."""
     import numpy as np  # start-up time: the parser and --help never import numpy
-    from ..data import Dataset, netdata as datasets  # start-up time: the parser and --help never load models
+    from ..data import Dataset  # start-up time: the parser and --help never load models
+    from ..recipes import DataRecipe
+    from ..recipes.cli import generated_data, user_file
 
     kind = args.data
-    seed = args.seed or 0
     if kind in GENERATED:
-        return datasets.make_data(kind, n=args.n, d=args.d, seed=seed)
+        return generated_data(kind, args.n, args.d, args.seed or 0)
     if str(kind).endswith(".npz") and args.model == "matrix-linear":  # input matrices: X of shape (n, p, r)
         try:
             z = np.load(kind)
             X, y = np.asarray(z["X"], dtype=float), np.asarray(z["y"], dtype=float)
         except (OSError, ValueError, KeyError) as e:
             raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
-        return Dataset(X, y, str(kind)).validated(matrices=True)
-    return load_data(kind, quiet=True, intercept=args.intercept)
+        return DataRecipe.of_dataset(Dataset(X, y, str(kind)).validated(matrices=True))
+    return user_file(kind, intercept=args.intercept)
 
 
-def _build(args):
-    """(data, model, spec, warnings): the block model and optimizer spec of the parsed options."""
-    from .. import models  # start-up time, as in _data
+def _problem(args, store):
+    """(data recipe, model recipe, data, model, spec): the block model and optimizer spec of the parsed options,
+    the data and model built by `store`."""
+    from ..recipes.cli import train_model
 
-    data = _data(args)
+    drec = _data(args)
+    data = store.data(drec)
     kind = args.model
     if kind == "matrix-linear":
         if data.X.ndim != 3:
             raise IbverifyError("matrix-linear needs input matrices (an .npz with X of shape (n, p, r))")
-        model = models.MatrixLinear(*data.X.shape[1:])
-    else:
-        if data.X.ndim != 2:
-            raise IbverifyError(f"{kind} needs vector inputs")
-        model = models.make_model(kind, data.X.shape[1], width=args.width, q=args.q, depth=args.depth)
+    elif data.X.ndim != 2:
+        raise IbverifyError(f"{kind} needs vector inputs")
+    mrec = train_model(kind, args.width, args.q, args.depth)
+    model = mrec.build(data)
     spec = spec_from_args(args).for_block(model.L)
-    return data, model, spec
+    return drec, mrec, data, model, spec
+
+
+def _build(args, store=None):
+    """(data, model, spec): the block model and optimizer spec of the parsed options."""
+    from ..recipes import RunStore
+
+    return _problem(args, store or RunStore())[2:]
 
 
 def _steps(args) -> int:
@@ -76,25 +87,28 @@ def train(args) -> dict:
     terminal). θ0 is drawn with --seed (zero for a degree-1 model)."""
     import numpy as np  # start-up time: the parser and --help never import numpy
     from ..blocks import fro  # start-up time: numpy
-    from ..engine import log_checkpoints, run  # start-up time: numba and cvxpy load only for a network run
     from ..geometry import analysis
     from ..optim.logframe import ScheduleWarning
     from ..oracles import kkt
     from ..progress import Progress  # start-up time: tqdm
+    from ..recipes import RunStore, log_checkpoints  # start-up time: numba and cvxpy load only for a network run
+    from ..recipes.cli import block_run
 
-    data, model, spec = _build(args)
+    store = RunStore()   # this command's runs
+    drec, mrec, data, model, spec = _problem(args, store)
     steps = _steps(args)
-    cps = log_checkpoints(steps, args.checkpoints or 20)
+    recipe = block_run(drec, mrec, spec, steps, log_checkpoints(steps, args.checkpoints or 20),
+                       (args.seed or 0) if model.L > 1 else None, args.init_scale, _engine(args))
     with warnings.catch_warnings():  # the kernels compile (or load from the cache) at their first call: timed apart
-        warnings.simplefilter("ignore", ScheduleWarning)
-        compile_s, compiled = first_call(lambda: run(data, spec, 1, model=model, checkpoints=[1], engine=_engine(args)))
+        warnings.simplefilter("ignore", ScheduleWarning)   # (from θ0 = 0, in a store of its own)
+        compile_s, compiled = first_call(lambda: RunStore().run(recipe.replace(steps=1, checkpoints=(1,),
+                                                                               init_seed=None)))
     bar = Progress(f"{spec.name} ({model.name})", enabled=False if args.quiet else None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScheduleWarning)
         try:
-            run_ = run(data, spec, steps, model=model, init_seed=(args.seed or 0) if model.L > 1 else None,
-                       init_scale=args.init_scale, checkpoints=cps, engine=_engine(args), progress=bar.steps,
-                       save_to=args.checkpoint, save_every=args.checkpoint_every, resume=bool(args.resume))
+            run_ = store.run(recipe, progress=bar.steps, save_to=args.checkpoint, save_every=args.checkpoint_every,
+                             resume=bool(args.resume))
         finally:
             bar.close()
     opt = run_.optimizer

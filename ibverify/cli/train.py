@@ -219,18 +219,24 @@ def cmd_train(args) -> int:
     from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
     from ..progress import Progress  # start-up time: tqdm
 
-    D = load_data(args.data, quiet=args.quiet or args.json, intercept=args.intercept)
+    D = load_data(args.data, quiet=args.quiet or args.json, intercept=args.intercept)   # a bad file: one line, fast
     spec = spec_from_args(args).resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
-    from ..engine import run  # numba: imported once the input is known to be good
+    from ..recipes import RunStore  # numba, cvxpy: imported once the input is known to be good
+    from ..recipes.cli import user_file, vector_run
 
-    # the kernels compile (or load from numba's cache) at their first call: timed apart from the run
-    compile_s, compiled = first_call(lambda: run(D.Z, spec, 1, checkpoints=2, engine=args.engine))
+    # the run's data: the user's file, known by its sha256 (the store loads it as load_data did)
+    recipe = vector_run(user_file(args.data, intercept=args.intercept), spec, steps, args.checkpoints or 30,
+                        args.engine)
+    store = RunStore()   # this command's runs
+
+    # the kernels compile (or load from numba's cache) at their first call: timed apart from the run (in a store
+    # of its own: a one-step run is no part of this command's)
+    compile_s, compiled = first_call(lambda: RunStore().run(recipe.replace(steps=1, checkpoints=2)))
     bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
     try:
-        r = run(D.Z, spec, steps, checkpoints=args.checkpoints or 30, engine=args.engine,
-                progress=bar.steps,
-                save_to=args.checkpoint, save_every=args.checkpoint_every, resume=args.resume)
+        r = store.run(recipe, progress=bar.steps, save_to=args.checkpoint, save_every=args.checkpoint_every,
+                      resume=args.resume)
     finally:
         bar.close()
     nw = np.linalg.norm(r.w)

@@ -22,6 +22,7 @@ from typing import Callable
 from .. import IbverifyError, __version__
 from ..checks import bias
 from ..claims import file_sha256
+from ..recipes import RunStore
 from .claim import provenance as code_provenance, versions
 from .distributed import RETRIES, client_for, describe, quiet_warnings
 
@@ -53,10 +54,11 @@ class SharedDraws:
 
 
 def bias_task(model: str, pr, spec, tier: str) -> bias.Judgement:
-    """One (optimizer, model, dataset) in a Dask worker: checks.bias.judge_problem, with its CPU seconds."""
+    """One (optimizer, model, dataset) in a Dask worker: checks.bias.judge_problem, with its CPU seconds. The
+    problem travels as recipes (its data rebuilt from them); its runs are made in a run store of the task's own."""
     quiet_warnings()
     c0 = time.process_time()
-    done = bias.judge_problem(model, pr, spec, tier)
+    done = bias.judge_problem(model, pr, spec, tier, store=RunStore())
     done.cpu_elsewhere = time.process_time() - c0
     return done
 
@@ -104,14 +106,16 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                  on_cluster: Callable[[str], None] = lambda info: None) -> list[dict]:
     """checks.bias.identify's answer for each spec, in order. Every spec is checked (checks.bias.plan) before any
     run. workers = 1, no scheduler and no client: in this process (`progress` gets the steps); else on Dask: the
-    Dask `client` given (left open), or client_for(workers, scheduler)."""
-    kw = dict(tier=tier, datasets=datasets, data=data, data_name=data_name, models=models)
+    Dask `client` given (left open), or client_for(workers, scheduler). `data`: a user's dataset as a data recipe
+    (None: the generated ones); the data and this process's runs live in one run store of this call."""
+    store = RunStore()
+    kw = dict(tier=tier, datasets=datasets, data=data, data_name=data_name, models=models, store=store)
     plans = [bias.plan(spec, **kw) for spec in specs]
     shared: dict[str, SharedDraws] = {}
 
     def problems(model: str) -> SharedDraws:
         if model not in shared:
-            shared[model] = SharedDraws(bias.problem_source(model, seed, data, data_name, say))
+            shared[model] = SharedDraws(bias.problem_source(model, seed, data, data_name, say, store))
         return shared[model]
 
     def answer(spec, judge=None) -> dict:

@@ -23,15 +23,15 @@ S, C, I, A = rules.SUPPORTED, rules.CONTRADICTED, rules.INCONCLUSIVE, rules.SET_
 class _Pr:
     def __init__(self, i):
         self.tag = f"ds{i}"
-        self.data = type("D", (), {"n": 10})()
+        self.n = 10
 
 
 def _ctx(words, monkeypatch, expect="to", tolerances=None):
     it = iter(words)
-    monkeypatch.setattr(bias, "generated", lambda model, seed, k: [_Pr(i) for i in range(k)])
+    monkeypatch.setattr(bias, "generated", lambda model, seed, k, store=None: [_Pr(i) for i in range(k)])
     monkeypatch.setattr(bias, "resolved_spec", lambda spec, model, n: spec)
 
-    def judge(model, pr, spec, tier, batch=None, horizons=None):
+    def judge(model, pr, spec, tier, batch=None, horizons=None, store=None):
         w = next(it)
         return {g: bias.Judged(w if g == "spectral" else C, "stub", 0.1, -0.5, horizons[1], "margin_gap",
                                ([1, 10, 100], [0.3, 0.2, 0.1])) for g in ("l2", "spectral")}
