@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..claims import CheckContext
-from ..engine.vector import check_data, iterate_chain
+from ..recipes import check_data, iterate_chain
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec
 from ..optim.backend import MPMath

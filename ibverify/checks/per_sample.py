@@ -38,7 +38,7 @@ from ..claims import CheckContext
 from ..strategies import linear as S
 from ..recipes import Recipe, RunStore, settings, store_of
 from ..recipes.linear import checkpoint_identity, gr_data
-from ..engine.vector import iterate_chain
+from ..recipes import iterate_chain
 from ..evidence import Outcome, Series, beta_text
 from ..optim import OptimizerSpec
 from ..optim.backend import Float64

@@ -16,7 +16,7 @@ import numpy as np
 import sympy as sp
 
 from ..claims import CheckContext
-from ..engine.vector import iterate_chain
+from ..recipes import iterate_chain
 from ..evidence import Outcome, Series, log_slope
 from ..jsonio import plain
 from ..optim import OptimizerSpec

@@ -9,6 +9,7 @@ from .recipe import DATA_SOURCES, MODEL_KINDS, DataRecipe, ModelRecipe, Recipe
 from .store import RunStore, store_of
 from . import linear  # noqa: F401  (registers its data sources)
 from ..engine import log_checkpoints
+from ..engine.vector import check_data, iterate_chain   # a chain stepped by hand (not a run): exact algebra checks
 
-__all__ = ["DATA_SOURCES", "MODEL_KINDS", "DataRecipe", "ModelRecipe", "Recipe", "RunStore", "log_checkpoints",
-           "store_of"]
+__all__ = ["DATA_SOURCES", "MODEL_KINDS", "DataRecipe", "ModelRecipe", "Recipe", "RunStore", "check_data",
+           "iterate_chain", "log_checkpoints", "store_of"]
