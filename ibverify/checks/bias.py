@@ -57,6 +57,7 @@ from .. import IbverifyError
 from .. import geometry as geo
 from .. import models as M
 from ..data import netdata
+from ..data.files import refusals
 from ..engine import log_checkpoints, run
 from ..optim import OptimizerSpec, info
 from ..oracles import kkt, maxmargin
@@ -452,6 +453,11 @@ def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data=Non
         if not names:
             raise IbverifyError(f"{spec.name} runs {'/'.join(spec.row.models)} models; {data_name} feeds only "
                                 f"the {', '.join(fits)} model(s)")
+        refused = refusals(data, [m for m in names if not models or m in models])  # per model's own hypothesis
+        skipped.update(refused)
+        names = [m for m in names if m not in refused]
+        if refused and (not names or (models and not any(m in names for m in models))):
+            raise IbverifyError("; ".join(f"{m}: {why}" for m, why in refused.items()))
     if models:
         bad = [m for m in models if m not in MODELS]
         if bad:

@@ -18,21 +18,17 @@ GENERATED = ("digits", "teacher", "linear")
 
 
 def _data(args):
-    import numpy as np  # start-up time: the parser and --help never import numpy
-    from ..data import Dataset, netdata as datasets  # start-up time: the parser and --help never load models
+    from ..data import netdata as datasets  # start-up time: the parser and --help never load models
+    from ..data.files import NETWORK_MODELS, load_matrices, require_run_scale, x_degree
 
     kind = args.data
     seed = args.seed or 0
     if kind in GENERATED:
         return datasets.make_data(kind, n=args.n, d=args.d, seed=seed)
     if str(kind).endswith(".npz") and args.model == "matrix-linear":  # input matrices: X of shape (n, p, r)
-        try:
-            z = np.load(kind)
-            X, y = np.asarray(z["X"], dtype=float), np.asarray(z["y"], dtype=float)
-        except (OSError, ValueError, KeyError) as e:
-            raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
-        return Dataset(X, y, str(kind)).validated(matrices=True)
-    return load_data(kind, quiet=True, intercept=args.intercept)
+        return load_matrices(kind)   # one line for a damaged archive or data no linear model separates
+    D = load_data(kind, quiet=True, intercept=args.intercept, network=args.model in NETWORK_MODELS)
+    return require_run_scale(D, 2 * x_degree(args.model, args.q, args.depth), "the squared gradients")
 
 
 def _build(args):
