@@ -110,6 +110,9 @@ def text(out: dict) -> str:
     src = f" from {out['source']}" if "source" in out else ""
     lines = [f"{out['optimizer']}{src} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
     for m in out["models"]:
+        if "not_judged" in m:
+            lines.append(f"  {m['model']}: not judged ({m['not_judged']})")
+            continue
         sup = ", ".join(m["supported"]) or "none of these"
         lines.append(f"  {m['model']}: {sup} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
                      f"{m['cpu_seconds']:.1f} CPU s)")
