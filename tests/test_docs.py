@@ -97,3 +97,73 @@ def test_claim_keys_section_equals_the_schema():
     stale = text.replace("| `examples` | `int` ≥ 1 |", "| `examples` | `str` |")
     assert stale != text
     assert gen.render(stale) == text   # a hand edit of the section is what --check reports
+
+
+# ---------------------------------------------------------------- issue 35: the documentation is true and
+# self-contained (nothing cites a file outside the repository)
+
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+def _prose(path: Path) -> str:
+    return re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)   # code blocks: examples
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_path_a_page_cites_is_in_the_repository(page):
+    """Links, `.md` names and code-span paths resolve to files inside the repository (no ../shared/spec/,
+    NUMERICS.md or CLAIMS.md, which live outside it)."""
+    text = _prose(page)
+    cited = {t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)}
+    cited |= set(re.findall(r"(?<![\w/.-])((?:\.\./|[\w-]+/)*[\w.-]+\.md)\b", text))
+    cited |= {t for t in re.findall(r"`([^`\s]+)`", text) if t.startswith("../")}
+    for target in sorted(cited):
+        where = [(base / target).resolve() for base in (page.parent, ROOT, DOCS)]
+        inside = [w for w in where if w.is_relative_to(ROOT) and w.exists()]
+        assert inside, f"{page.relative_to(ROOT)} cites {target}, which is not a file of the repository"
+
+
+def test_no_claim_cites_a_document_outside_the_repository():
+    for path in sorted((ROOT / "claims").glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        for name in ("NUMERICS.md", "CLAIMS.md", "shared/spec"):
+            assert name not in text, f"{path.name} cites {name}, which is not in the repository"
+
+
+def _first_sh_block(text: str) -> list[str]:
+    return re.search(r"```sh\n(.*?)```", text, re.S).group(1).strip().splitlines()
+
+
+def test_the_readme_and_the_docs_home_give_the_same_first_commands():
+    readme = _first_sh_block((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert readme == _first_sh_block((DOCS / "index.md").read_text(encoding="utf-8"))
+    assert readme == _first_sh_block((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+
+
+HAND_WRITTEN = ["README.md", "docs/index.md", "docs/getting-started.md", "docs/own-data.md", "docs/commands.md",
+                "docs/tutorial.md", "docs/reading-a-report.md", "docs/development.md"]
+
+
+@pytest.mark.parametrize("page", HAND_WRITTEN)
+def test_claim_counts_in_the_guides_are_the_registrys(page):
+    """A guide's "N claims" is the registry's count (historical measurements with their commit live in
+    ARCHITECTURE.md and benchmarks.md)."""
+    n = len(load_registry(ROOT / "claims"))
+    for count in re.findall(r"\b(\d+) claims\b", (ROOT / page).read_text(encoding="utf-8")):
+        assert int(count) == n, f"{page} says {count} claims; the registry has {n}"
+
+
+def test_the_quick_start_report_path_is_where_verify_writes_it(tmp_path, monkeypatch, capsys):
+    """README and getting-started name the report the first command writes: check it on a one-claim run in a
+    fresh folder."""
+    from ibverify.cli import main
+
+    said = {re.search(r"`(reports/[^`]*index\.html)`", (ROOT / p).read_text(encoding="utf-8")).group(1)
+            for p in ("README.md", "docs/getting-started.md")}
+    assert said == {"reports/index.html"}
+    monkeypatch.chdir(tmp_path)
+    rc = main(["--claims-dir", str(ROOT / "claims"), "verify", "baek.epoch-map-det", "--tier", "smoke",
+               "--sequential", "--no-cache", "-q"])
+    capsys.readouterr()
+    assert rc == 0
+    assert (tmp_path / "reports" / "index.html").is_file() and (tmp_path / "reports" / "results.json").is_file()

@@ -384,6 +384,16 @@ def judge_problem(model: str, pr: Problem, spec: OptimizerSpec, tier: str, progr
     return Judgement(sp, judge_dataset(model, pr, sp, tier, progress, batch, horizons, store))
 
 
+class NotJudged(IbverifyError):
+    """A model none of whose datasets could be judged; `entry` is its answer entry, with the reason."""
+
+    def __init__(self, model: str, reason: str = "", aside=(), cpu: float = 0.0):
+        super().__init__(f"{model}: {reason}")
+        self.entry = {"model": model, "supported": [], "contradicted": [], "inconclusive": [], "datasets": 0,
+                      "evidence": {}, "none_of_these": True, "not_judged": reason, "set_aside": list(aside),
+                      "cpu_seconds": cpu}
+
+
 def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | None = None, say=lambda s: None,
                  progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None,
                  judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None,
@@ -413,8 +423,10 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
             say(f"{model}: {pr.tag} set aside ({aside[-1]['reason']}); drawing another")
             continue
         used.append(pr), specs.append(sp), results.append(res)
-    if not results:
-        raise IbverifyError(f"{model}: no dataset could be judged")
+    if not results:   # this model gives no answer; identify keeps the other models' (NotJudged.entry)
+        raise NotJudged(model, "no dataset could be judged" + "".join(f"; {a['dataset']}: {a['reason']}"
+                                                                      for a in aside), aside,
+                        round(time.process_time() - t0 + elsewhere, 2))
     problems = used
     out = {"model": model, "supported": [], "contradicted": [], "inconclusive": [], "datasets": len(problems),
            "evidence": {}}
@@ -462,6 +474,11 @@ def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data: Da
         if not names:
             raise IbverifyError(f"{spec.name} runs {'/'.join(spec.row.models)} models; {data_name} feeds only "
                                 f"the {', '.join(fits)} model(s)")
+        refused = recipes.refusals(D, [m for m in names if not models or m in models])  # each model's own hypothesis
+        skipped.update(refused)
+        names = [m for m in names if m not in refused]
+        if refused and (not names or (models and not any(m in names for m in models))):
+            raise IbverifyError("; ".join(f"{m}: {why}" for m, why in refused.items()))
     if models:
         bad = [m for m in models if m not in MODELS]
         if bad:
@@ -498,8 +515,11 @@ def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets
     models_out = []
     for m in names:
         source = problems(m) if problems is not None else problem_source(m, seed, data, data_name, say, store)
-        models_out.append(answer_model(m, source, spec, tier, 1 if data is not None else datasets, say,
-                                       progress, judge=judge, store=store))
+        try:
+            models_out.append(answer_model(m, source, spec, tier, 1 if data is not None else datasets, say,
+                                           progress, judge=judge, store=store))
+        except NotJudged as e:   # one model's failure never discards another's answer
+            models_out.append(e.entry)
     out = {"optimizer": spec.name, "tier": tier, "seed": seed, "models": models_out, "skipped": skipped}
     if spec.user is not None:   # a user's optimizer file: which file, which version
         out["source"], out["source_sha256"] = spec.user.user.source, spec.user.user.sha256

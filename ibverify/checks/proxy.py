@@ -62,7 +62,8 @@ def refs(ctx: CheckContext, Z: np.ndarray) -> Refs:
 
     def make() -> Refs:
         li = max_margin(Z, "linf")
-        return Refs(fixed_point.iterate(Z), max_margin(Z, "l2"), li, li.direction / np.linalg.norm(li.direction))
+        return Refs(fixed_point.iterate(Z, damping=None), max_margin(Z, "l2"), li,
+                    li.direction / np.linalg.norm(li.direction))
 
     key = (hashlib.sha256(Z.tobytes()).hexdigest(), Z.shape)
     return store_of(ctx).get("proxy-references", key, make)

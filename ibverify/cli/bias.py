@@ -91,22 +91,18 @@ def _knobs(args) -> dict:
     return {k: getattr(args, k) for k in KNOBS if k != "seed" and getattr(args, k, None) is not None}
 
 
-def _load(path: str, separable: bool):
-    """The user's dataset as a data recipe (recipes.cli.bias_data): a vector dataset (as `train`; linearly
-    separable when the linear model is run), or matrix inputs: an .npz with X of shape (n, p, r)."""
-    import numpy as np  # start-up time: the parser and --help never import numpy
-    from ..data import Dataset, load_dataset
+def _load(path: str):
+    """The user's dataset as a data recipe (recipes.cli.bias_data): a vector dataset (as `train`; whether it can feed
+    each model is decided per model: checks.bias.plan), or matrix inputs: an .npz with X of shape (n, p, r)."""
+    from ..data import load_dataset  # start-up time: the parser and --help never import numpy
+    from ..data.files import load_matrices
     from ..recipes.cli import bias_data
 
     if str(path).endswith(".npz"):
-        try:
-            z = np.load(path)
-            X = np.asarray(z["X"], dtype=float)
-            if X.ndim == 3:
-                return bias_data(Dataset(X, np.asarray(z["y"], dtype=float), str(path)).validated(matrices=True))
-        except (OSError, ValueError, KeyError) as e:
-            raise IbverifyError(f"--data {path}: not an .npz with arrays X and y ({e})") from None
-    return bias_data(load_dataset(path, require_separable=separable))
+        D = load_matrices(path, require_separable=False)   # one line for a truncated, pickled or incomplete archive
+        if D.X.ndim == 3:
+            return bias_data(D)
+    return bias_data(load_dataset(path, require_separable=False))
 
 
 def text(out: dict) -> str:
@@ -115,6 +111,9 @@ def text(out: dict) -> str:
     src = f" from {out['source']}" if "source" in out else ""
     lines = [f"{out['optimizer']}{src} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
     for m in out["models"]:
+        if "not_judged" in m:
+            lines.append(f"  {m['model']}: not judged ({m['not_judged']})")
+            continue
         sup = ", ".join(m["supported"]) or "none of these"
         lines.append(f"  {m['model']}: {sup} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
                      f"{m['cpu_seconds']:.1f} CPU s)")
@@ -164,7 +163,7 @@ def cmd_bias(args) -> int:
     from ..progress import Progress
     from ..runner.bias import identify_all, provenance  # start-up time: numpy, numba, cvxpy
 
-    data = _load(args.data, any("vector" in s.row.models for s in specs)) if args.data is not None else None
+    data = _load(args.data) if args.data is not None else None
     label = "bias " + ", ".join(s.name for s in specs)
     bar = Progress(label, enabled=False if args.quiet else None)
     ran_on = ["this process"]

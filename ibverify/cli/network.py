@@ -19,9 +19,9 @@ GENERATED = ("digits", "teacher", "linear")
 
 def _data(args):
     """The data recipe of --data: a generated dataset (recipes.cli.generated_data), input matrices of an .npz
-    (matrix-linear; arrays known by their bytes) or a user's file (recipes.cli.user_file, known by its sha256)."""
-    import numpy as np  # start-up time: the parser and --help never import numpy
-    from ..data import Dataset  # start-up time: the parser and --help never load models
+    (matrix-linear; arrays known by their bytes) or a user's file (recipes.cli.user_file, known by its sha256;
+    a network model's data need only be separable by a network)."""
+    from ..data.files import NETWORK_MODELS, load_matrices  # start-up time: the parser and --help never load data
     from ..recipes import DataRecipe
     from ..recipes.cli import generated_data, user_file
 
@@ -29,22 +29,20 @@ def _data(args):
     if kind in GENERATED:
         return generated_data(kind, args.n, args.d, args.seed or 0)
     if str(kind).endswith(".npz") and args.model == "matrix-linear":  # input matrices: X of shape (n, p, r)
-        try:
-            z = np.load(kind)
-            X, y = np.asarray(z["X"], dtype=float), np.asarray(z["y"], dtype=float)
-        except (OSError, ValueError, KeyError) as e:
-            raise IbverifyError(f"--data {kind}: not an .npz with arrays X (n, p, r) and y ({e})") from None
-        return DataRecipe.of_dataset(Dataset(X, y, str(kind)).validated(matrices=True))
-    return user_file(kind, intercept=args.intercept)
+        return DataRecipe.of_dataset(load_matrices(kind))   # one line for a damaged archive or inseparable data
+    return user_file(kind, intercept=args.intercept, network=args.model in NETWORK_MODELS)
 
 
 def _problem(args, store):
     """(data recipe, model recipe, data, model, spec): the block model and optimizer spec of the parsed options,
     the data and model built by `store`."""
+    from ..data.files import require_run_scale, x_degree  # start-up time, as in _data
     from ..recipes.cli import train_model
 
     drec = _data(args)
     data = store.data(drec)
+    if args.data not in GENERATED:
+        require_run_scale(data, 2 * x_degree(args.model, args.q, args.depth), "the squared gradients")
     kind = args.model
     if kind == "matrix-linear":
         if data.X.ndim != 3:

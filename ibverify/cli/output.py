@@ -34,12 +34,13 @@ def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def load_data(path, quiet: bool = False, intercept: bool = False):
+def load_data(path, quiet: bool = False, intercept: bool = False, network: bool = False):
     """Load and validate a dataset and say "loaded N × d from FILE" on stdout (not with --json, whose
-    output carries n, d and the inert coordinates instead; stderr is kept for the one-line error)."""
+    output carries n, d and the inert coordinates instead; stderr is kept for the one-line error). `network`: the
+    data feed a homogeneous network (what no such model separates is refused, not linear inseparability)."""
     from ..data import load_dataset  # start-up time: --help never loads ibverify.data
 
-    D = load_dataset(path, intercept=intercept)
+    D = load_dataset(path, intercept=intercept, network=network)
     if not quiet:
         inert = D.inert
         note = (f"; {len(inert)} inert coordinate{'s' if len(inert) != 1 else ''} (zero in every sample) set "

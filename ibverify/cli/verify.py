@@ -91,14 +91,15 @@ def on_user_data(claims: list, args) -> list:
     """The data.* claims with their dataset replaced by the user's file (validated here first: a bad file is one
     line and exit 2 before anything runs: the recipe the claims build, recipes.settings.claim_datasets); the report
     goes to reports/data-<file stem>/ unless --report says."""
-    from ..recipes.cli import user_file  # start-up time: the parser never loads data
+    from ..data.files import require_run_scale  # start-up time: the parser never loads data
+    from ..recipes.cli import user_file
 
     other = [c.id for c in claims if not c.id.startswith(DATA_PREFIX)]
     if other:
         raise IbverifyError(f"--data runs the {DATA_PREFIX}* claims only (the others generate their own data): "
                             f"{', '.join(other[:3])}{' …' if len(other) > 3 else ''}")
     path = Path(args.data).resolve()
-    D = user_file(path, intercept=args.intercept).build()
+    D = require_run_scale(user_file(path, intercept=args.intercept).build(), 2, "Adam's moments and metric Σ c_i z_i²")
     if not args.quiet:
         print(f"data: {D.n} × {D.d} from {args.data}{' with an intercept column' if args.intercept else ''}",
               flush=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import IbverifyError
-from .dataset import Dataset, make
+from .dataset import Dataset, _real_array, make
 
 SEPARABILITY_TOL = 1e-9
 
@@ -89,9 +89,148 @@ def with_intercept(D: Dataset) -> Dataset:
     return make(np.c_[D.X, np.ones(D.n)], D.y, f"{D.name} + intercept")
 
 
-def load_dataset(path: str | Path, require_separable: bool = True, intercept: bool = False) -> Dataset:
+def linear_refusal(D: Dataset, intercept: bool = False) -> str | None:
+    """Why the linear model (and every model linear in x) cannot separate D through the origin, or None: the
+    refusal of `separability_certificate`, with the --intercept hint when the data are separable with one."""
+    try:
+        separability_certificate(D)
+        return None
+    except IbverifyError as e:
+        if intercept or "not linearly separable" not in str(e):
+            return str(e)
+        try:
+            separability_certificate(with_intercept(D))
+        except IbverifyError:
+            return str(e)
+        return (f"{e}; the linear model has no intercept, and these data are separable with one: add --intercept "
+                "(a column of ones)")
+
+
+NETWORK_MODELS = ("two-layer", "deep")   # positively homogeneous nonlinear models: linear separability is not theirs
+
+
+def network_refusal(D: Dataset) -> str | None:
+    """Why no positively homogeneous model f(c·x) = c^L f(x) (c > 0: the ReLU^q nets, every model here) can separate
+    D, or None. Linear separability is not the hypothesis of a network (the ReLU² net separates XOR: f = 4·x1·x2);
+    what no such model separates: one class only, a sample x = 0 (f(0) = 0), or two samples on one ray from the
+    origin (x_j = c·x_i, c > 0, duplicates included) with opposite labels."""
+    y = D.y
+    if np.all(y == y[0]):
+        return f"{D.name}: one class only (every label is {y[0]:+g}): nothing to separate"
+    X = D.X.reshape(D.n, -1)
+    big = np.max(np.abs(X), axis=1)
+    if np.any(big == 0):
+        i = int(np.flatnonzero(big == 0)[0])
+        return f"{D.name}: sample {i} is x = 0, where every homogeneous model gives f(0) = 0: it cannot be separated"
+    U = X / big[:, None]                                  # scaled first: no overflow or underflow at 1e±300
+    U = U / np.linalg.norm(U, axis=1)[:, None]
+    key = np.round(U, 12)
+    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inv = np.ravel(inv)
+    for k in range(len(first)):
+        idx = np.flatnonzero(inv == k)
+        if len(idx) > 1 and np.any(y[idx] != y[idx[0]]):
+            a, b = idx[0], idx[np.flatnonzero(y[idx] != y[idx[0]])[0]]
+            same = "the same point" if np.array_equal(X[a], X[b]) else "on one ray from the origin (x_j = c·x_i, c > 0)"
+            return (f"{D.name}: samples {a} and {b} are {same} with opposite labels: no model separates them "
+                    f"(f(c·x) = c^L f(x))")
+    return None
+
+
+FLOAT_RANGE_LOG10 = 300   # float64's normal numbers, with room: 1e−300 … 1e300
+
+
+def scale_refusal(D: Dataset, power: float, quantity: str) -> str | None:
+    """Why float64 runs cannot be made on D, or None: a feature's scale c_k = max_i |X_ik| (nonzero columns; the
+    inert ones are set aside) whose `power` (the degree of `quantity` in x: 2 for Adam's second moments and the
+    metric Σ c_i z_i², 2q for a ReLU^q net's) leaves 1e±300: `quantity` overflows (large data) or underflows to 0
+    (small data). The oracles are scale-free (`margin`, `predict` solve on X/max|X|); runs are not."""
+    A = np.abs(D.X.reshape(D.n, -1))
+    c = A.max(axis=0)
+    c = c[c > 0]
+    if not len(c):
+        return None
+    hi, lo = float(np.log10(c.max())), float(np.log10(c.min()))
+    if power * hi > FLOAT_RANGE_LOG10:
+        return (f"{D.name}: X's scale max|x| = {c.max():.3g} is too large for float64 runs: {quantity} "
+                f"(∝ x^{power:g}) would overflow; rescale X (e.g. X / {c.max():.3g}: max-margin directions do not "
+                f"depend on the scale)")
+    if power * lo < -FLOAT_RANGE_LOG10:
+        return (f"{D.name}: a feature's scale max|x_k| = {c.min():.3g} is too small for float64 runs: {quantity} "
+                f"(∝ x^{power:g}) would underflow to 0; rescale X (e.g. X / {c.min():.3g}, or per column: max-margin "
+                f"directions do not depend on the scale)")
+    return None
+
+
+def x_degree(model: str, q: float = 2.0, depth: int = 2) -> float:
+    """The degree of a block model's output in its input x: q for the two-layer ReLU^q net, q^(depth−1) for the deep
+    one, 1 for the models linear in x."""
+    return q if model == "two-layer" else q ** (depth - 1) if model == "deep" else 1.0
+
+
+def require_run_scale(D: Dataset, power: float, quantity: str) -> Dataset:
+    """D, or one IbverifyError line (`scale_refusal`)."""
+    why = scale_refusal(D, power, quantity)
+    if why is not None:
+        raise IbverifyError(why)
+    return D
+
+
+def refusals(D: Dataset, models) -> dict[str, str]:
+    """{model: why D cannot feed it} for the `bias` models (linear, matrix: linear separability, of vec(X) for the
+    matrix model; two-layer: network_refusal)."""
+    out = {}
+    for m in models:
+        if m == "linear":
+            why = linear_refusal(D)
+        elif m in NETWORK_MODELS:   # the bias two-layer net is ReLU²: f ∝ x², its Adam moments ∝ x⁴
+            why = network_refusal(D) or scale_refusal(D, 4, "the net's squared gradients")
+        else:   # the matrix model f = ⟨W, X⟩ is linear in vec(X)
+            why = linear_refusal(make(D.X.reshape(D.n, -1), D.y, D.name))
+        if why is not None:
+            out[m] = why
+    return out
+
+
+def load_dataset(path: str | Path, require_separable: bool = True, intercept: bool = False,
+                 network: bool = False) -> Dataset:
     """Load and validate a data file; `intercept`: append a column of ones (the linear model has no bias
-    otherwise). With require_separable, data separable only with an intercept are refused with that hint."""
+    otherwise). With require_separable, data separable only with an intercept are refused with that hint;
+    `network`: the data feed a homogeneous network, so `network_refusal` replaces linear separability."""
+    D = read_dataset(path, intercept)
+    if require_separable:
+        why = network_refusal(D) if network else linear_refusal(D, intercept)
+        if why is not None:
+            raise IbverifyError(why)
+    return D
+
+
+def read_npz(p: str | Path):
+    """(X, y) of an .npz file as arrays (any shape), or one IbverifyError line (absent, truncated, not an archive,
+    pickled objects, missing arrays)."""
+    p = Path(p)
+    if not p.exists():
+        raise IbverifyError(f"data file not found: {p}")
+    if not p.is_file():
+        raise IbverifyError(f"data path is not a file: {p}")
+    return _load_npz(p)
+
+
+def load_matrices(path: str | Path, require_separable: bool = True) -> Dataset:
+    """Input matrices from an .npz (X of shape (n, p, r), y), validated; with require_separable, refused unless
+    vec(X) is linearly separable (the matrix model f = ⟨W, X⟩ is linear in it)."""
+    X, y = read_npz(path)
+    D = Dataset(_real_array(X, "X", Path(path).name), _real_array(y, "y", Path(path).name),
+                str(path)).validated(matrices=True)
+    if require_separable and D.X.ndim == 3:
+        why = refusals(D, ["matrix"]).get("matrix")
+        if why is not None:
+            raise IbverifyError(why)
+    return D
+
+
+def read_dataset(path: str | Path, intercept: bool = False) -> Dataset:
+    """The validated Dataset of a data file (.npz or .csv), no separability decided."""
     p = Path(path)
     if not p.exists():
         raise IbverifyError(f"data file not found: {p}")
@@ -105,21 +244,7 @@ def load_dataset(path: str | Path, require_separable: bool = True, intercept: bo
     else:
         raise IbverifyError(f"{p.name}: unsupported data format '{suffix}' (use .npz with X, y or .csv)")
     D = make(X, y, p.name)
-    if intercept:
-        D = with_intercept(D)
-    if require_separable:
-        try:
-            separability_certificate(D)
-        except IbverifyError as e:
-            if intercept or "not linearly separable" not in str(e):
-                raise
-            try:
-                separability_certificate(with_intercept(D))
-            except IbverifyError:
-                raise e from None
-            raise IbverifyError(f"{e}; the linear model has no intercept, and these data are separable with one: "
-                                "add --intercept (a column of ones)") from None
-    return D
+    return with_intercept(D) if intercept else D
 
 
 def _load_npz(p: Path):

@@ -50,6 +50,7 @@ import numpy as np
 from .. import IbverifyError
 from ..blocks import Params
 from .spec import OptimizerSpec
+from .userguard import guard_block
 from .. import geometry as geo
 from ..geometry.base import as_matrix, polar as _polar
 from ..geometry.l1 import l1_lmo
@@ -529,7 +530,8 @@ def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L
         sch = Schedule(spec.lr, spec.lr_decay)
         # "adaptive" (adagrad): no geometry of its own; its run diagnostics (alignment) are measured in ℓ2
         own = geo.L2() if row.geometry == "adaptive" else geo.get(row.geometry)
-        body = user_chain(spec.user.user.block(spec)) if spec.user is not None else _direction(row.name, spec).ts
+        body = (guard_block(user_chain(spec.user.user.block(spec)), spec.user.user.source) if spec.user is not None
+                else _direction(row.name, spec).ts)
         return Optimizer(row.name, Chain(*body, sch), own, sch.rate, hyper, spec)
     if params is None:
         raise IbverifyError(f"{row.name} needs the parameter blocks to split matrices from vectors")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import IbverifyError
 from .spec import OptimizerSpec
 from .table import info
+from .userguard import guard_vector
 from .transforms import (Transform, add_decayed_weights, chain, normalize_l2, precondition_by_sample_rms,
                          scale_by_adagrad, scale_by_adam, scale_by_lion, scale_by_schedule, scale_by_sign,
                          steepest_l1, steepest_lp, trace)
@@ -19,7 +20,7 @@ def build(spec: OptimizerSpec, xp) -> Transform:
     A user's optimizer file (optim.userfile):  its vector chain → schedule"""
     sched = scale_by_schedule(xp, spec.lr, spec.lr_decay)
     if spec.user is not None:   # a user's optimizer file: its chain, then the schedule (optim.userfile)
-        return chain(*user_chain(spec.user.user.vector(spec, xp)), sched)
+        return chain(*guard_vector(user_chain(spec.user.user.vector(spec, xp)), spec.user.user.source), sched)
     if spec.is_adam:
         adam = scale_by_adam(xp, spec.beta1, spec.beta2, spec.eps, spec.bias_correction)
         if info(spec.name).name == "adamw":

@@ -13,6 +13,7 @@ from .logframe import Scaled, make_optimizer
 from .optimizers import build
 from .spec import OptimizerSpec
 from .transforms import Grad
+from .userguard import UserChainError
 
 
 class _Bad(Exception):
@@ -30,6 +31,8 @@ def probe(spec: OptimizerSpec, what: str = "--optimizer") -> None:
             step(spec)
         except _Bad as e:
             msg = f"the update {e}"
+        except UserChainError as e:   # the user's code raised (under guard: userguard)
+            msg = f"a probe step raised {e.detail}"
         except IbverifyError as e:
             msg = str(e)
         except Exception as e:   # the user's code raised

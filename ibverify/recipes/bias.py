@@ -13,6 +13,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..data.files import refusals  # noqa: F401  (each bias model's own hypothesis on a dataset, for checks.bias)
 from ..engine import log_checkpoints
 from ..optim import OptimizerSpec
 from .recipe import DataRecipe, ModelRecipe, Recipe

@@ -17,10 +17,10 @@ from . import settings
 from .recipe import DataRecipe, ModelRecipe, Recipe
 
 
-def user_file(path: str | Path, intercept: bool = False) -> DataRecipe:
-    """A user's .csv/.npz file (linearly separable, validated as `load_dataset`; `intercept` appends a column of
-    ones), known by its sha256."""
-    return DataRecipe.file(path, intercept=bool(intercept))
+def user_file(path: str | Path, intercept: bool = False, network: bool = False) -> DataRecipe:
+    """A user's .csv/.npz file (validated as `load_dataset`: separable by its model, a homogeneous network when
+    `network`, else linearly; `intercept` appends a column of ones), known by its sha256."""
+    return DataRecipe.file(path, intercept=bool(intercept), network=network)
 
 
 def generated_data(kind: str, n: int | None, d: int, seed: int) -> DataRecipe:

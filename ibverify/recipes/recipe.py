@@ -97,10 +97,14 @@ class DataRecipe:
         return cls(source, _args(args))
 
     @classmethod
-    def file(cls, path: str | Path, *, intercept: bool = False, separable: bool = True) -> "DataRecipe":
-        """A user's .csv/.npz file, known by the sha256 of its bytes (an edited file is other data)."""
-        return cls("file", _args({"path": str(path), "intercept": bool(intercept), "separable": bool(separable)}),
-                   file_sha256(path))
+    def file(cls, path: str | Path, *, intercept: bool = False, separable: bool = True,
+             network: bool = False) -> "DataRecipe":
+        """A user's .csv/.npz file, known by the sha256 of its bytes (an edited file is other data); `separable`:
+        refused unless its model can separate it (`network`: a homogeneous network, else a linear model)."""
+        args = {"path": str(path), "intercept": bool(intercept), "separable": bool(separable)}
+        if network:
+            args["network"] = True
+        return cls("file", _args(args), file_sha256(path))
 
     @classmethod
     def of_arrays(cls, X: np.ndarray, y: np.ndarray | None = None, name: str = "data") -> "DataRecipe":
@@ -121,7 +125,8 @@ class DataRecipe:
         if self.source == "file":
             if file_sha256(kw["path"]) != self.digest:
                 raise IbverifyError(f"{kw['path']}: the file changed since its recipe was made")
-            return load_dataset(kw["path"], require_separable=kw["separable"], intercept=kw["intercept"])
+            return load_dataset(kw["path"], require_separable=kw["separable"], intercept=kw["intercept"],
+                                network=kw.get("network", False))
         return DATA_SOURCES[self.source](**kw)
 
     def identity(self) -> dict:

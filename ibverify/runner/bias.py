@@ -124,7 +124,7 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                              problems=problems, judge=judge, **kw)
 
     if client is None and scheduler is None and workers <= 1:
-        return [answer(spec) for spec in specs]
+        return answered([answer(spec) for spec in specs])
     k = 1 if data is not None else datasets
     with nullcontext(client) if client is not None else client_for(workers, scheduler) as client:
         on_cluster(describe(client))
@@ -134,9 +134,18 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                 for m in names:
                     for pr in problems(m).first(k):
                         tasks.submit(i, spec.name, m, pr, spec)
-            return [answer(spec, tasks.judge_for(i)) for i, spec in enumerate(specs)]
+            return answered([answer(spec, tasks.judge_for(i)) for i, spec in enumerate(specs)])
         finally:
             tasks.cancel()
+
+
+def answered(answers: list[dict]) -> list[dict]:
+    """The answers, when at least one model of one optimizer was judged (a model that was not says why in its
+    entry, `not_judged`, and the others stand: exit 0); else one IbverifyError line with every reason (exit 2)."""
+    entries = [m for a in answers for m in a["models"]]
+    if entries and all("not_judged" in m for m in entries):
+        raise IbverifyError("; ".join(dict.fromkeys(f"{m['model']}: {m['not_judged']}" for m in entries)))
+    return answers
 
 
 def provenance(argv: list[str], *, tier: str, seed: int, datasets: int, data_file: str | None = None,

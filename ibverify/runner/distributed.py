@@ -184,6 +184,9 @@ def client_for(workers: int, scheduler: str | None):
             client = Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as e:
             raise IbverifyError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+        except (ValueError, TypeError) as e:   # "missing port number", an unknown protocol: not an address
+            raise IbverifyError(f"--scheduler {scheduler!r} is not a Dask scheduler address (e.g. tcp://host:8786): "
+                                f"{' '.join(str(e).split())}") from None
         with client:
             yield client
         return

@@ -1,17 +1,21 @@
 """The map T(c) = λ*(c)/‖λ*(c)‖₁ and Algorithm 3, the fixed-point iteration c ← T(c) (spec §5.5–5.7).
 
-b = 1 uses M(c); b > 1 uses Kim et al.'s batch metric M_{N,b}(c) (spec §5.8). The output direction is
+b = 1 uses M(c); b > 1 uses Kim et al.'s batch metric M_{N,b}(c) (spec §5.8). Inert coordinates (columns of Z
+that are zero in every sample: real images' blank pixels) are set aside, as `ibverify margin`/`predict` do: M(c) is
+0 there whatever c, so P_Adam(c) is solved on the other columns and p is 0 on them. The output direction is
 p/‖p‖₂ with p ∈ P_Adam(c*). Uniqueness of c* and convergence are not established by the paper; the
 iteration reports its history and raises IbverifyError when it does not converge.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import IbverifyError
+from ..data.dataset import inert_coordinates
 from . import duals, padam
 from .certificate import DEFAULT_TOL
 from .metric import metric_diag, metric_diag_batch
@@ -37,16 +41,31 @@ def metric(Z, c, b: int = 1) -> np.ndarray:
 def tmap(Z, c, b: int = 1, solver: str = "clarabel", tol: float = DEFAULT_TOL) -> TStep:
     """One application of T: solve P_Adam(c) (certified), pick the dual (duals.analyse), normalize."""
     Z = np.asarray(Z, dtype=np.float64)
+    inert = inert_coordinates(Z)
     m = metric(Z, c, b)
-    if m.min() <= 0:
-        k = int(np.argmin(m))
+    if np.any(m[np.setdiff1d(np.arange(Z.shape[1]), inert)] <= 0) or len(inert) == Z.shape[1]:
+        k = int(np.flatnonzero(np.isin(np.arange(Z.shape[1]), inert, invert=True) & (m <= 0))[0]) if len(
+            inert) < Z.shape[1] else 0
         raise IbverifyError(f"M(c) is singular (coordinate {k} is zero on supp(c)); P_Adam(c) has no unique direction")
+    if len(inert):
+        return _embed(tmap(np.delete(Z, inert, axis=1), c, b, solver, tol), inert, Z)
     sol = padam.solve(Z, m, solver=solver, tol=tol)
     ds = duals.analyse(Z, sol)
     s = ds.lam.sum()
     if not s > 0:
         raise IbverifyError("P_Adam(c) has a zero dual (no active constraint)")
     return TStep(np.asarray(c, dtype=np.float64), sol, ds, ds.lam / s)
+
+
+def _embed(st: TStep, inert: np.ndarray, Z: np.ndarray) -> TStep:
+    """A step computed without the inert coordinates (zero in every sample), as one of the full Z: p and M(c) are 0
+    there (no margin depends on them and per-sample Adam never moves them: its update is 0/0 := 0); the duals, the
+    image T(c) and the certificate are those of the live coordinates."""
+    live = np.setdiff1d(np.arange(Z.shape[1]), inert)
+    w, m = np.zeros(Z.shape[1]), np.zeros(Z.shape[1])
+    w[live], m[live] = st.sol.w, st.sol.m
+    sol = dataclasses.replace(st.sol, w=w, m=m)
+    return TStep(st.c, sol, st.dual, st.image)
 
 
 def damped(image: np.ndarray, c: np.ndarray, theta: float) -> np.ndarray:
@@ -71,12 +90,24 @@ class FixedPoint:
     kkt: float = np.nan           # KKT residual of P_Adam(c*)
     unique_dual: bool = True      # whether every T(c^k) was single-valued
     b: int = 1
+    damping: float = 0.0          # θ of the damped iteration that converged
 
 
-def iterate(Z, c0=None, b: int = 1, tol: float = 1e-10, max_iter: int = 500, damping: float = 0.0,
+AUTO_DAMPING = 0.3
+
+
+def iterate(Z, c0=None, b: int = 1, tol: float = 1e-10, max_iter: int = 500, damping: float | None = 0.0,
             solver: str = "clarabel") -> FixedPoint:
     """Algorithm 3: c⁰ = 1/N (default); c^{k+1} = (1−θ) T(c^k) + θ c^k with θ = damping (0: plain).
-    Stops when dist₁(c^k, T(c^k)) < tol; raises IbverifyError after max_iter iterations."""
+    Stops when dist₁(c^k, T(c^k)) < tol; raises IbverifyError after max_iter iterations. damping=None: plain, and
+    when that fails damped with θ = AUTO_DAMPING (on real data T(c) often puts zero weight on every sample where
+    some pixel is nonzero, so M(c) is singular at the next step; damping keeps c > 0 and has the same fixed
+    points); `FixedPoint.damping` says which."""
+    if damping is None:
+        try:
+            return iterate(Z, c0, b, tol, max_iter, 0.0, solver)
+        except IbverifyError:
+            return iterate(Z, c0, b, tol, max_iter, AUTO_DAMPING, solver)
     Z = np.asarray(Z, dtype=np.float64)
     n = Z.shape[0]
     if b == n and n > 1:
@@ -93,7 +124,7 @@ def iterate(Z, c0=None, b: int = 1, tol: float = 1e-10, max_iter: int = 500, dam
         if r < tol:
             return FixedPoint(c=c, w=st.sol.w, direction=st.sol.direction, residual=r, iterations=k,
                               history=hist, support=np.flatnonzero(c > 1e-12), active=st.sol.active,
-                              kkt=st.sol.cert.kkt, unique_dual=unique, b=b)
+                              kkt=st.sol.cert.kkt, unique_dual=unique, b=b, damping=damping)
         c = damped(st.image, c, damping)
     tail = ", ".join(f"{h:.1e}" for h in hist[-5:])
     raise IbverifyError(f"fixed-point iteration did not converge in {max_iter} iterations "
