@@ -167,4 +167,4 @@ def _row(d: UserOptimizer, source: str, sha: str) -> OptimizerInfo:
     return OptimizerInfo(d.name, "user", d.update or f"a user's chain ({source})", "adaptive", models,
                          types.MappingProxyType({m: ("reference",) for m in models}),
                          types.MappingProxyType(dict(d.knobs)), "any", tuple(k for k in _MOMENTS if k in d.knobs),
-                         user=UserChains(source, sha, d.vector, d.block))
+                         user=UserChains(source, sha, d.vector, d.block), vector=d.vector, block=d.block)

@@ -10,7 +10,7 @@ from ibverify import IbverifyError
 from ibverify.engine import run
 from ibverify.models import TwoLayer
 from ibverify.optim import OptimizerSpec
-from ibverify.optim.logframe import make_optimizer
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.optim.table import (ALIASES, DEPRECATED, KNOBS, MODELS, NAMES, ROWS, TABLE, info, markdown,
                                   names)
 
