@@ -42,18 +42,24 @@ def _stateless(update) -> Transform:
     return Transform(lambda params: (), update)
 
 
+class AdamState(NamedTuple):
+    m: Any       # first moment
+    v: Any       # second moment (state[1], as before the count joined the state)
+    count: int   # steps made: t = 1, 2, … for the update being made
+
+
 def scale_by_adam(xp, beta1: float, beta2: float, eps: float = 0.0, bias_correction: bool = False) -> Transform:
     """m ← β1 m + (1−β1) u;  v ← β2 v + (1−β2) u²;
     u ← m̂ ⊘ (sqrt(v̂) + ε) with m̂ = m/(1−β1^k), v̂ = v/(1−β2^k) if bias_correction else m, v (k = 1, 2, …
-    the step count, in the state (k, m, v)); m_0 = v_0 = 0 and 0/0 := 0 (coordinates that never saw a gradient do
-    not move)."""
+    the step count; state: `AdamState(m, v, count)`); m_0 = v_0 = 0 and 0/0 := 0 (coordinates that never saw a
+    gradient do not move)."""
     b1, b2, e = xp.num(beta1), xp.num(beta2), xp.num(eps)
 
     def init(params):
-        return 0, xp.zeros(len(params)), xp.zeros(len(params))
+        return AdamState(xp.zeros(len(params)), xp.zeros(len(params)), 0)
 
     def update(u, state, params=None, **extra):
-        k, m, v = state
+        m, v, k = state
         k += 1
         m = m * b1 + u * (1 - b1)   # array first: an mpf on the left would first try (and fail) to
         v = v * b2 + u * (1 - b2) * u   # convert the whole array, formatting it into the error (slow)
@@ -61,7 +67,7 @@ def scale_by_adam(xp, beta1: float, beta2: float, eps: float = 0.0, bias_correct
         if bias_correction:
             mh = m / (1 - b1 ** k)
             vh = v / (1 - b2 ** k)
-        return xp.safe_div(mh, xp.sqrt(vh) + e), (k, m, v)
+        return xp.safe_div(mh, xp.sqrt(vh) + e), AdamState(m, v, k)
 
     return Transform(init, update)
 
