@@ -38,7 +38,7 @@ for p in (str(HERE), str(ROOT)):
 import harness  # noqa: E402
 from ibverify.data import netdata as datasets  # noqa: E402
 from ibverify import models  # noqa: E402
-from ibverify.optim import logframe as optim  # noqa: E402
+from ibverify.optim.optimizers import make_optimizer  # noqa: E402
 from ibverify.engine import block as train  # noqa: E402
 
 WIDTH, N, D = 16, 30, 6
@@ -54,7 +54,7 @@ def problem():
 
 
 def make_opt(name, theta0):
-    return optim.make_optimizer(name, lr=ETA, lr_decay=P, beta1=B1, beta2=B2, lr_matrix=ETA, lr_vector=ETA / 2,
+    return make_optimizer(name, lr=ETA, lr_decay=P, beta1=B1, beta2=B2, lr_matrix=ETA, lr_vector=ETA / 2,
                                 params=theta0, warn=False)
 
 

@@ -17,9 +17,10 @@ from ibverify.engine.vector import iterate_chain
 from ibverify.geometry.base import polar
 from ibverify.optim import OptimizerSpec
 from ibverify.optim.backend import Float64
-from ibverify.optim.logframe import Scaled, make_optimizer, shampoo_direction
+from ibverify.optim.logframe import Scaled, shampoo_direction
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.optim.table import ROWS, info
-from ibverify.optim.transforms import Grad, steepest_l1
+from ibverify.optim.transforms import steepest_l1
 from ibverify.oracles.kkt import certified_max_margin
 from ibverify.oracles.maxmargin import max_margin, normalized_margin
 
@@ -70,9 +71,9 @@ def test_steepest_l1_moves_exactly_the_coordinate_of_largest_gradient():
 
 
 def test_steepest_l1_splits_exact_ties_equally():
-    u, _ = steepest_l1(Float64()).update(np.array([1.0, -1.0, 0.5, -0.25]), None, (), 0)
+    u, _ = steepest_l1(Float64()).update(np.array([1.0, -1.0, 0.5, -0.25]), ())
     np.testing.assert_array_equal(u, [0.5, -0.5, 0.0, 0.0])
-    u, _ = steepest_l1(Float64()).update(np.zeros(3), None, (), 0)
+    u, _ = steepest_l1(Float64()).update(np.zeros(3), ())
     np.testing.assert_array_equal(u, np.zeros(3))
     d = geo.get("l1").lmo({"a": np.array([0.0, -2.0]), "b": np.array([[2.0, 1.0]])})   # jointly over blocks
     np.testing.assert_array_equal(d["a"], [0.0, 0.5])
@@ -133,12 +134,12 @@ def test_adamw_with_zero_decay_is_adam_bit_for_bit_and_with_decay_adds_eta_lambd
     lam, xp = 0.05, Float64()
     sa, sw = OptimizerSpec("adam", **kw).resolved(3), OptimizerSpec("adamw", weight_decay=lam).resolved(3)
     A, W = build(sa, xp), build(sw, xp)
-    stA, stW = A.init(3), W.init(3)
     w = np.array([0.7, -0.4, 1.3])
+    stA, stW = A.init(w), W.init(w)
     for t in range(5):
         g = grad(w)
-        ua, stA = A.update(g, Grad(g, None, w), stA, t)
-        uw, stW = W.update(g, Grad(g, None, w), stW, t)
+        ua, stA = A.update(g, stA, w)
+        uw, stW = W.update(g, stW, w)
         np.testing.assert_allclose(uw - ua, -eta(sw, t + 1) * lam * w, rtol=1e-12, atol=1e-16)
         w = w + uw
     # the block chain: the same identity on named blocks

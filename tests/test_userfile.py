@@ -180,3 +180,51 @@ def test_bias_help_states_the_protocol():
                        env=subprocess_env(), check=True)
     text = " ".join(p.stdout.split())
     assert "path/to/file.py[:function]" in text and "UserOptimizer(name, update, vector, block, knobs)" in text
+
+
+OLD_PROTOCOL = HEAD + '''import numpy as np
+
+
+def _old_signum(xp, beta):          # the vector protocol before issue 32: init(d), update(u, grad, state, t), t from 0
+    seen = []
+
+    def update(u, grad, m, t):
+        assert t == len(seen) and np.array_equal(grad.g, u) and grad.w is not None
+        seen.append(t)
+        m = m * beta + u * (1 - beta)
+        return xp.sign(m), m
+
+    return T.Transform(lambda d: xp.zeros(d), update)
+
+
+class OldEMA(F.Transform):          # the block protocol before issue 32: update(x, state, t, ctr), t from 1
+    def __init__(self, beta):
+        self.inner, self.seen = F.EMA(beta), []
+
+    def update(self, g, m, t, ctr):
+        assert t == len(self.seen) + 1 and isinstance(ctr, F.Counter)
+        self.seen.append(t)
+        return self.inner.update(g, m, ctr=ctr)
+
+
+def make():
+    return UserOptimizer(name="old-signum", vector=lambda spec, xp: _old_signum(xp, spec.beta1),
+                         block=lambda spec: [OldEMA(spec.beta1), F.Sign()], knobs={"beta1": 0.9})
+'''
+
+
+def test_a_user_file_of_the_old_transform_protocol_still_runs(tmp_path):
+    """Transforms written for the protocol before issue 32 (vector: init(d), update(u, grad, state, t) with t from 0;
+    block: update(x, state, t, ctr)) run adapted, with the same iterates as the table's signum."""
+    path = tmp_path / "old.py"
+    path.write_text(OLD_PROTOCOL)
+    D = netdata.linear_separable(12, 8, seed=1)
+    mine = run(D.Z, OptimizerSpec(str(path), batch_size=3), 50, checkpoints=[1, 10, 50])
+    table = run(D.Z, OptimizerSpec("signum", batch_size=3), 50, checkpoints=[1, 10, 50], engine="reference")
+    assert np.array_equal(mine.ws, table.ws)
+    M = netdata.matrix_separable(10, 3, 4, seed=2)
+    model = MatrixLinear(3, 4)
+    mine = run(M, OptimizerSpec(str(path)), 30, model=model, checkpoints=[1, 30], engine="reference")
+    table = run(M, OptimizerSpec("signum"), 30, model=model, checkpoints=[1, 30], engine="reference")
+    for a, b in zip(mine.thetas, table.thetas, strict=True):
+        assert np.array_equal(a["W"], b["W"])

@@ -17,7 +17,8 @@ import numpy as np
 from .. import IbverifyError
 from ..models import initial_point
 from ..optim import OptimizerSpec
-from ..optim.logframe import ScheduleWarning, make_optimizer
+from ..optim.logframe import ScheduleWarning
+from ..optim.optimizers import make_optimizer
 from . import block, vector
 from .trajectory import INTERRUPT_AT_ENV, KILL_AT_ENV, Run, log_checkpoints
 

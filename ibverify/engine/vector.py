@@ -18,16 +18,15 @@ import numpy as np
 from .. import IbverifyError
 from ..optim import NAMES, OptimizerSpec, Sampler, build
 from ..optim.backend import Float64, MPMath
-from ..optim.transforms import Grad
 from . import kernels as K
 from . import kernels_more as KM
 from .checkpoint import Saver
 from .trajectory import Hooks, Run, frozen, log_checkpoints
 
 ENGINES = ("compiled", "reference", "mpmath")
-KIND = {"inc-adam": K.ADAM, "det-adam": K.ADAM, "adam": K.ADAM, "signum": K.SIGNUM, "gd": K.GD,
-        "nsd-l2": K.NGD, "adam-proxy": K.PROXY}
-KIND_MORE = {"steepest-l1": KM.L1, "lion": KM.LION, "adagrad": KM.ADAGRAD, "adamw": KM.ADAMW}  # kernels_more
+# the compiled kernels by kind (a row of the optimizer table names its own: `OptimizerInfo.kernel`): module, code
+KERNELS = {"adam": (K, K.ADAM), "signum": (K, K.SIGNUM), "gd": (K, K.GD), "ngd": (K, K.NGD), "proxy": (K, K.PROXY),
+           "l1": (KM, KM.L1), "lion": (KM, KM.LION), "adagrad": (KM, KM.ADAGRAD), "adamw": (KM, KM.ADAMW)}
 CHUNK_WORK = 1 << 21  # sample-steps per kernel call (bounds index memory, paces progress)
 
 
@@ -93,13 +92,13 @@ class CompiledState:
         while steps > 0:
             k = int(min(steps, per))
             idx, pos = sample_block(self.sampler, k)
-            name = spec.row.name
-            if name in KIND_MORE:
-                KM.run_chunk(KIND_MORE[name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
+            mod, kind = KERNELS[spec.row.kernel]
+            if mod is KM:
+                KM.run_chunk(kind, Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
                              spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
                              float(spec.weight_decay or 0.0), loss_code(spec), log_frame, self.diag)
             else:
-                K.run_chunk(KIND[name], Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
+                K.run_chunk(kind, Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
                             spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
                             loss_code(spec), log_frame, self.diag)
             self.t += int(k)
@@ -163,8 +162,8 @@ def iterate_chain(Z, spec: OptimizerSpec, xp):
     n, d = Z.shape
     Zx = xp.array(Z)
     opt = build(spec, xp)
-    state = opt.init(d)
     w = xp.zeros(d)
+    state = opt.init(w)
     sampler = Sampler(n, spec.batch_size, spec.order, spec.seed)
     bnum = xp.num(spec.batch_size)
     t = 0
@@ -173,7 +172,7 @@ def iterate_chain(Z, spec: OptimizerSpec, xp):
         lw = xp.log_weights(zb @ w, spec.loss)
         G = -(xp.exp(lw)[:, None] * zb)
         g = G.sum(axis=0) / bnum
-        u, state = opt.update(g, Grad(g, G, w), state, t)
+        u, state = opt.update(g, state, w, per_sample=G)
         w = w + u
         t += 1
         yield t, w, g, state

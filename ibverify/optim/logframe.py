@@ -27,20 +27,26 @@ Transforms (update θ ← θ − u, u the chain's output):
                          exact ties): the ℓ1 LMO, greedy coordinate descent
   shampoo()              d_k = L_k^(−1/4) m_k R_k^(−1/4), L_k = m_k m_kᵀ, R_k = m_kᵀ m_k (no accumulation; inverse
                          roots on the eigenvalues > SHAMPOO_RTOL·max: = polar(m_k) up to rounding)
-  decayed_weights(λ)     d ← d + λ θ (decoupled weight decay: needs θ, passed as `params` by the Optimizer)
-  schedule(lr, lr_decay) u = η_t d, η_t = lr · t^(−lr_decay), t = 1, 2, ...
+  decayed_weights(λ)     d ← d + λ θ (decoupled weight decay: reads θ, the chain's `params`)
+  schedule(lr, lr_decay) u = η_t d, η_t = lr · t^(−lr_decay), t = 1, 2, ... (its count: its state)
   partition({group: (blocks, chain)})   different chains on different blocks (hybrids)
 
-Named optimizers (`make_optimizer`): the block rows of `ibverify.optim.table` (each row's `update` is its exact
-update, t = 1, 2, …, g_t = ∇ℒ(θ_t)); each is a chain of the transforms above in one line (`_direction`), the
-hybrids partition the same chains (matrices: muon; vectors: signum or adam). A user's optimizer file
-(`ibverify.optim.userfile`) gives its own chain of these transforms; the schedule is appended as for a row.
-Each optimizer's own rate ν_t (the ν of Definition 5.1) is η_t, or lr_vector · t^(−lr_decay) for the hybrids:
-Δθ = −ν_t · (−LMO(m)) in its own geometry for every normalized method.
+The protocol is `ibverify.optim.protocol`'s (optax's), the vector chains' too: `init(params) -> state`,
+`update(x, state, params=None, *, ctr=NO_COUNTER, **extra) -> (out, state)`, a transform that counts steps keeping
+its count in its state (t = 1, 2, …); `ctr` is the run's `Counter` of underflows (none given: not counted); `chain`
+(= `Chain`) composes them.
+
+Named optimizers (`optimizers.make_optimizer`): the block rows of `ibverify.optim.table`, each of which carries its
+chain of the transforms above (`OptimizerInfo.block`; each row's `update` is its exact update, t = 1, 2, …,
+g_t = ∇ℒ(θ_t)); the hybrids partition their parts' chains (`OptimizerInfo.parts`; matrices: muon; vectors: signum or
+adam). A user's optimizer file (`ibverify.optim.userfile`) gives its own chain of these transforms; the schedule is
+appended as for a row. Each optimizer's own rate ν_t (the ν of Definition 5.1) is η_t, or lr_vector · t^(−lr_decay)
+for the hybrids: Δθ = −ν_t · (−LMO(m)) in its own geometry for every normalized method.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -49,10 +55,8 @@ import numpy as np
 
 from .. import IbverifyError
 from ..blocks import Params
-from .spec import OptimizerSpec
-from .userguard import guard_block
-from .. import geometry as geo
 from ..geometry.base import as_matrix, polar as _polar
+from . import protocol as _protocol
 from ..geometry.l1 import l1_lmo
 
 NS5_COEFFS = (3.4445, -4.7750, 2.0315)
@@ -90,6 +94,15 @@ class Counter:
     def hit(self, what: str, n: int = 1):
         self.underflow[what] = self.underflow.get(what, 0) + n
 
+
+class _Discard(Counter):
+    """No counter given (a transform called by hand): underflows are not counted."""
+
+    def hit(self, what: str, n: int = 1):
+        pass
+
+
+NO_COUNTER = _Discard()
 
 def _maxabs(p: Params) -> float:
     return float(max((np.max(np.abs(v)) if v.size else 0.0) for v in p.values()))
@@ -132,16 +145,14 @@ def merge(parts: list[Scaled]) -> Scaled:
 # ------------------------------------------------------------------------------------------- transforms
 
 class Transform:
-    """A pure transform (optax style): `init(params) -> state`, `update(x, state, t, ctr) -> (out, state')`.
-    Its settings are fixed at construction; everything that changes lives in the state it returns.
-    A transform with `needs_params = True` is called `update(x, state, t, ctr, params)` with the iterate θ_t."""
-
-    needs_params = False
+    """A pure transform (`ibverify.optim.protocol`): `init(params) -> state`,
+    `update(x, state, params=None, *, ctr=NO_COUNTER, **extra) -> (out, state')`. Its settings are fixed at
+    construction; everything that changes lives in the state it returns (a step count too)."""
 
     def init(self, params: Params):
         return None
 
-    def update(self, x, state, t: int, ctr: Counter):
+    def update(self, x, state, params=None, *, ctr: Counter = NO_COUNTER, **extra):
         raise NotImplementedError
 
 
@@ -153,7 +164,7 @@ class EMA(Transform):
             raise IbverifyError(f"momentum β must be in [0, 1) (got {beta})")
         self.beta = beta
 
-    def update(self, g: Scaled, m, t, ctr):
+    def update(self, g: Scaled, m, params=None, *, ctr=NO_COUNTER, **extra):
         m = _mix(m, self.beta, g, 1.0 - self.beta)
         if _maxabs(m.blocks) == 0:
             ctr.hit("momentum_zero")
@@ -179,7 +190,7 @@ class Adam(Transform):
     def init(self, params):
         return AdamState()
 
-    def update(self, g: Scaled, st: AdamState, t, ctr):
+    def update(self, g: Scaled, st: AdamState, params=None, *, ctr=NO_COUNTER, **extra):
         k = st.k + 1
         m = _mix(st.m, self.b1, g, 1.0 - self.b1)
         v = _mix(st.v, self.b2, g, 1.0 - self.b2, power=2)
@@ -208,7 +219,7 @@ class Unscale(Transform):
     while e^S is a float64 number (a GD run's loss and gradient shrink like 1/t, far from underflow); e^S flushing to 0
     while ĝ ≠ 0 is counted as `gradient_underflow` (the step is then 0), never silent."""
 
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         if not isinstance(x, Scaled):
             return x, state
         e = math.exp(min(x.log_scale, 700.0))
@@ -218,7 +229,7 @@ class Unscale(Transform):
 
 
 class NormalizeL2(Transform):
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         b = _unscaled(x)
         n = math.sqrt(sum(float(np.sum(v * v)) for v in b.values()))
         if n == 0:
@@ -228,12 +239,12 @@ class NormalizeL2(Transform):
 
 
 class Sign(Transform):
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         return {k: np.sign(v) for k, v in _unscaled(x).items()}, state
 
 
 class Polar(Transform):
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         return {k: _polar(v) for k, v in _unscaled(x).items()}, state
 
 
@@ -255,7 +266,7 @@ def newton_schulz5(G: np.ndarray, steps: int = 5, coeffs=NS5_COEFFS) -> np.ndarr
 
 
 class NewtonSchulz5(Transform):
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         return {k: newton_schulz5(v) for k, v in _unscaled(x).items()}, state
 
 
@@ -267,7 +278,7 @@ class Lion(Transform):
             raise IbverifyError(f"Lion needs 0 <= β1, β2 < 1 (got {b1}, {b2})")
         self.b1, self.b2 = b1, b2
 
-    def update(self, g: Scaled, m, t, ctr):
+    def update(self, g: Scaled, m, params=None, *, ctr=NO_COUNTER, **extra):
         c = _mix(m, self.b1, g, 1.0 - self.b1)
         if _maxabs(c.blocks) == 0:
             ctr.hit("momentum_zero")
@@ -282,7 +293,7 @@ class Adagrad(Transform):
             raise IbverifyError(f"Adagrad needs ε >= 0 (got {eps})")
         self.eps = eps
 
-    def update(self, g: Scaled, v, t, ctr):
+    def update(self, g: Scaled, v, params=None, *, ctr=NO_COUNTER, **extra):
         v = _mix(v, 1.0, g, 1.0, power=2)
         # d = e^S ĝ / (sqrt(v̂) e^{s_v/2} + ε) = ĝ / (sqrt(v̂) e^{s_v/2 − S} + ε e^{−S})
         a = math.exp(min(v.log_scale / 2 - g.log_scale, 700.0))
@@ -301,7 +312,7 @@ class Adagrad(Transform):
 class SteepestL1(Transform):
     """The ℓ1 steepest-descent direction (greedy coordinate descent), jointly over all blocks: −LMO_ℓ1(m)."""
 
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         b = _unscaled(x)
         d = {k: -v for k, v in l1_lmo(b).items()}
         if not any(np.any(v) for v in d.values()):
@@ -332,28 +343,26 @@ def shampoo_direction(G: np.ndarray, rtol: float = SHAMPOO_RTOL) -> np.ndarray:
 class Shampoo(Transform):
     """Shampoo without accumulation on every block separately (`shampoo_direction`)."""
 
-    def update(self, x, state, t, ctr):
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
         return {k: shampoo_direction(v) for k, v in _unscaled(x).items()}, state
 
 
 class DecayedWeights(Transform):
     """d ← d + λ θ (AdamW's decoupled weight decay; the schedule then multiplies by η_t)."""
 
-    needs_params = True
-
     def __init__(self, weight_decay: float):
         if not weight_decay >= 0:
             raise IbverifyError(f"weight decay λ must be >= 0 (got {weight_decay})")
         self.wd = weight_decay
 
-    def update(self, d, state, t, ctr, params=None):
+    def update(self, d, state, params=None, **extra):
         if params is None:
             raise IbverifyError("decoupled weight decay needs the iterate θ (Optimizer.step or update(g, θ))")
         return {k: v + self.wd * params[k] for k, v in d.items()}, state
 
 
 class Schedule(Transform):
-    """u = η_t d with η_t = lr · t^(−lr_decay)."""
+    """u = η_t d with η_t = lr · t^(−lr_decay), t = 1, 2, … (the step count: its state)."""
 
     def __init__(self, eta0: float, p: float):
         if not eta0 > 0:
@@ -363,28 +372,17 @@ class Schedule(Transform):
     def rate(self, t: int) -> float:
         return self.eta0 * t ** (-self.p)
 
-    def update(self, d, state, t, ctr):
-        e = self.rate(t)
-        return {k: e * v for k, v in d.items()}, state
-
-
-class Chain(Transform):
-    """The transforms in order; its state is the tuple of theirs."""
-
-    def __init__(self, *ts: Transform):
-        self.ts = ts
-
-    needs_params = True  # passed on to those of its transforms that need it
-
     def init(self, params):
-        return tuple(t_.init(params) for t_ in self.ts)
+        return 0
 
-    def update(self, x, state, t, ctr, params=None):
-        new = []
-        for tr, s in zip(self.ts, state, strict=True):
-            x, s = tr.update(x, s, t, ctr, params) if tr.needs_params else tr.update(x, s, t, ctr)
-            new.append(s)
-        return x, tuple(new)
+    def update(self, d, t, params=None, **extra):
+        t += 1
+        e = self.rate(t)
+        return {k: e * v for k, v in d.items()}, t
+
+
+Chain = _protocol.Chain  # the transforms in order; its state is the tuple of theirs
+chain = _protocol.chain  # the one chain builder (vector and block chains alike)
 
 
 class Partition(Transform):
@@ -396,14 +394,12 @@ class Partition(Transform):
     def init(self, params):
         return {gname: ch.init({k: params[k] for k in names}) for gname, (names, ch) in self.groups.items()}
 
-    needs_params = True
-
-    def update(self, g: Scaled, state, t, ctr, params=None):
+    def update(self, g: Scaled, state, params=None, **extra):
         out, new = {}, {}
         for gname, (names, ch) in self.groups.items():
             sub = Scaled({k: g.blocks[k] for k in names}, g.log_scale)
-            u, new[gname] = ch.update(sub, state[gname], t, ctr,
-                                      None if params is None else {k: params[k] for k in names})
+            u, new[gname] = ch.update(sub, state[gname], None if params is None else {k: params[k] for k in names},
+                                      **extra)
             out.update(u)
         return {k: out[k] for k in g.blocks}, new
 
@@ -444,7 +440,7 @@ class Optimizer:
     def update(self, g: Scaled, params: Params | None = None) -> Params:
         """The step u of θ ← θ − u for the gradient g at θ_t = `params` (needed by decoupled weight decay only)."""
         self.t += 1
-        u, self.state = self.chain.update(g, self.state, self.t, self.ctr, params)
+        u, self.state = self.chain.update(g, self.state, params, ctr=self.ctr)
         return u
 
     def step(self, theta: Params, g: Scaled) -> Params:
@@ -471,77 +467,40 @@ class Optimizer:
         return out or None
 
 
-def _direction(name: str, spec: OptimizerSpec) -> Chain:
-    """The chain of `name` before its schedule: each optimizer of the table in one line."""
-    return {
-        "gd": lambda: Chain(Unscale()),
-        "nsd-l2": lambda: Chain(NormalizeL2()),
-        "nsd-linf": lambda: Chain(Sign()),
-        "nsd-spectral": lambda: Chain(Polar()),
-        "nsd-msp": lambda: Chain(Polar()),
-        "momentum-gd": lambda: Chain(EMA(spec.beta1), NormalizeL2()),
-        "signum": lambda: Chain(EMA(spec.beta1), Sign()),
-        "muon": lambda: Chain(EMA(spec.beta1), Polar()),
-        "muon-ns5": lambda: Chain(EMA(spec.beta1), NewtonSchulz5()),
-        "adam": lambda: Chain(Adam(spec.beta1, spec.beta2, spec.bias_correction, spec.eps)),
-        "steepest-l1": lambda: Chain(SteepestL1()),
-        "lion": lambda: Chain(Lion(spec.beta1, spec.beta2)),
-        "adagrad": lambda: Chain(Adagrad(spec.eps)),
-        "adamw": lambda: Chain(Adam(spec.beta1, spec.beta2, spec.bias_correction, spec.eps),
-                               DecayedWeights(spec.weight_decay)),
-        "shampoo": lambda: Chain(Shampoo()),
-    }[name]()
+# ------------------------------------------------------------------ the protocol before issue 32 (user files)
+
+def _legacy(tr) -> bool:
+    """A transform of the old protocol: `update(x, state, t, ctr[, params])` (four required arguments)."""
+    if isinstance(tr, (Chain, Partition)):
+        return False
+    try:
+        ps = inspect.signature(tr.update).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    req = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return len(req) == 4 and not any(p.kind == p.VAR_KEYWORD for p in ps)
 
 
-def user_chain(out) -> list[Transform]:
-    """A user's block chain (optim.userfile) as a list of transforms: one, a list of them, or a Chain."""
-    ts = (list(out.ts) if isinstance(out, Chain) else [out] if isinstance(out, Transform)
-          else list(out) if isinstance(out, (list, tuple)) else None)
-    if ts is None or not all(isinstance(t, Transform) for t in ts):
-        raise IbverifyError(f"its block chain must be ibverify.optim.logframe transforms (EMA, Sign, NormalizeL2, …) "
-                            f"or a list of them, got {type(out).__name__}")
-    return ts
+class _Legacy(Transform):
+    """A user's transform of the old protocol, run as before: t = 1, 2, … (its count, in the state) and the Counter
+    passed positionally; θ as a fifth argument where it has `needs_params`."""
+
+    def __init__(self, tr):
+        self.tr = tr
+
+    def init(self, params):
+        return 0, self.tr.init(params)
+
+    def update(self, x, state, params=None, *, ctr=NO_COUNTER, **extra):
+        t, s = state
+        t += 1
+        if getattr(self.tr, "needs_params", False):
+            x, s = self.tr.update(x, s, t, ctr, params)
+        else:
+            x, s = self.tr.update(x, s, t, ctr)
+        return x, (t, s)
 
 
-HYBRID_PARTS = {"muon-signum": ("muon", "signum"), "muon-adam": ("muon", "adam")}
-
-
-def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L: float | None = None,
-                   warn: bool = True, **knobs) -> Optimizer:
-    """The block optimizer of `spec` (or of a name and knobs, e.g. `make_optimizer("muon", lr=0.3)`).
-
-    Hybrids partition the same chains: matrix blocks (2-D) of `params` get Muon at lr_matrix, vector blocks
-    Signum/Adam at lr_vector. `L` (the model's degree) settles the default lr_decay and the schedule check."""
-    if isinstance(spec, str):
-        spec = OptimizerSpec.from_params({"optimizer": spec, **knobs})
-    elif knobs:
-        raise IbverifyError("give knobs in the spec or with a name, not both")
-    spec._check_name()
-    if spec.lr_decay is None and L is None:
-        raise IbverifyError(f"{spec.name}: lr_decay is needed (or the model's degree L for its default)")
-    spec = spec.for_block(L if L is not None else 1.0)
-    row = spec.row
-    check_schedule(spec.lr_decay, L, warn=warn)
-    if row.name in ("adam", "adamw") and spec.beta1 > spec.beta2:
-        warnings.warn(f"Adam with β1 = {spec.beta1} > β2 = {spec.beta2}: outside the theorem (β1 ≤ β2)",
-                      ScheduleWarning, stacklevel=2)
-    hyper = {k: getattr(spec, k) for k in ("lr", "lr_decay", *row.moments)}
-    if row.name not in HYBRID_PARTS:
-        sch = Schedule(spec.lr, spec.lr_decay)
-        # "adaptive" (adagrad): no geometry of its own; its run diagnostics (alignment) are measured in ℓ2
-        own = geo.L2() if row.geometry == "adaptive" else geo.get(row.geometry)
-        body = (guard_block(user_chain(spec.user.user.block(spec)), spec.user.user.source) if spec.user is not None
-                else _direction(row.name, spec).ts)
-        return Optimizer(row.name, Chain(*body, sch), own, sch.rate, hyper, spec)
-    if params is None:
-        raise IbverifyError(f"{row.name} needs the parameter blocks to split matrices from vectors")
-    mats = tuple(k for k, v in params.items() if v.ndim == 2)
-    vecs = tuple(k for k, v in params.items() if v.ndim != 2)
-    if not mats or not vecs:
-        raise IbverifyError(f"{row.name} needs both matrix and vector blocks (got {list(params)})")
-    mat, vec = HYBRID_PARTS[row.name]
-    lm, lv = spec.lr_matrix, spec.lr_vector
-    ch = Partition({"matrices": (mats, Chain(*_direction(mat, spec).ts, Schedule(lm, spec.lr_decay))),
-                    "vectors": (vecs, Chain(*_direction(vec, spec).ts, Schedule(lv, spec.lr_decay)))})
-    hyper.update(lr_matrix=lm, lr_vector=lv)
-    return Optimizer(row.name, ch, geo.Hybrid(lv / lm, mats), Schedule(lv, spec.lr_decay).rate, hyper, spec)
+def adapt(ts: list) -> list:
+    """A user's block transforms as transforms of the protocol (old-protocol ones wrapped in `_Legacy`)."""
+    return [_Legacy(t_) if _legacy(t_) else t_ for t_ in ts]

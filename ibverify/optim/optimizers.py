@@ -1,47 +1,94 @@
-"""The linear-model optimizers as chains of transforms (see `transforms`)."""
+"""An optimizer's chain from its row (`table.OptimizerInfo`, or a user's file's row): every row carries its chains
+(`vector`, `block`) before the schedule; these append the schedule.
+
+  build(spec, xp)            the linear model's chain of `transforms` (float64 or mpmath backend xp)
+  make_optimizer(spec, …)    the block models' `logframe.Optimizer` (hybrids: their parts' chains, partitioned)
+
+Both chains follow one protocol (`protocol`, optax's): init(params) -> state, update(updates, state, params=None,
+**extra) -> (updates, state), the step count t = 1, 2, … held in the state."""
 
 from __future__ import annotations
 
+import warnings
+
 from .. import IbverifyError
+from .. import geometry as geo
+from ..blocks import Params
+from . import logframe as F
+from . import transforms as T
+from .logframe import Optimizer, Partition, Schedule, ScheduleWarning, check_schedule
+from .protocol import Chain, chain
 from .spec import OptimizerSpec
 from .table import info
-from .userguard import guard_vector
-from .transforms import (Transform, add_decayed_weights, chain, normalize_l2, precondition_by_sample_rms,
-                         scale_by_adagrad, scale_by_adam, scale_by_lion, scale_by_schedule, scale_by_sign,
-                         steepest_l1, steepest_lp, trace)
+from .userguard import guard_block, guard_vector
 
 
-def build(spec: OptimizerSpec, xp) -> Transform:
-    """Adam family:  scale_by_adam → schedule        Signum:  trace(β1) → sign → schedule
-    GD:  schedule      NGD:  normalize_l2 → schedule      AdamProxy:  precondition_by_sample_rms → schedule
-    AdamW:  scale_by_adam → add_decayed_weights(λ) → schedule      Lion:  scale_by_lion → schedule
-    Adagrad:  scale_by_adagrad → schedule      steepest-l1:  steepest_l1 → schedule
-    steepest-l3:  steepest_lp(p = 3) → schedule
-    A user's optimizer file (optim.userfile):  its vector chain → schedule"""
-    sched = scale_by_schedule(xp, spec.lr, spec.lr_decay)
-    if spec.user is not None:   # a user's optimizer file: its chain, then the schedule (optim.userfile)
-        return chain(*guard_vector(user_chain(spec.user.user.vector(spec, xp)), spec.user.user.source), sched)
-    if spec.is_adam:
-        adam = scale_by_adam(xp, spec.beta1, spec.beta2, spec.eps, spec.bias_correction)
-        if info(spec.name).name == "adamw":
-            return chain(adam, add_decayed_weights(xp, spec.weight_decay), sched)
-        return chain(adam, sched)
-    return {
-        "signum": lambda: chain(trace(xp, spec.beta1), scale_by_sign(xp), sched),
-        "gd": lambda: sched,
-        "nsd-l2": lambda: chain(normalize_l2(xp), sched),
-        "adam-proxy": lambda: chain(precondition_by_sample_rms(xp), sched),
-        "lion": lambda: chain(scale_by_lion(xp, spec.beta1, spec.beta2), sched),
-        "adagrad": lambda: chain(scale_by_adagrad(xp, spec.eps), sched),
-        "steepest-l1": lambda: chain(steepest_l1(xp), sched),
-        "steepest-l3": lambda: chain(steepest_lp(xp, 3.0), sched),
-    }[info(spec.name).name]()
-
-
-def user_chain(out) -> list[Transform]:
-    """A user's vector chain (optim.userfile) as a list of transforms: one Transform, or a list of them."""
-    ts = [out] if isinstance(out, Transform) else list(out) if isinstance(out, (list, tuple)) else None
-    if ts is None or not all(isinstance(t, Transform) for t in ts):
-        raise IbverifyError(f"its vector chain must be ibverify.optim.transforms transforms (Transform(init, update)) "
-                            f"or a list of them, got {type(out).__name__}")
+def user_chain(out, family: str = "vector") -> list:
+    """A chain builder's output as a list of transforms: one transform, a list of them, or a chain.
+    `family` ("vector" or "block") only words the error."""
+    kind = T.Transform if family == "vector" else F.Transform
+    ts = (list(out.ts) if isinstance(out, Chain) else [out] if isinstance(out, kind)   # (a T.Transform is a tuple)
+          else list(out) if isinstance(out, (list, tuple)) else [out])
+    if not all(isinstance(t_, (kind, Chain)) for t_ in ts):
+        what = ("ibverify.optim.transforms transforms (Transform(init, update))" if family == "vector" else
+                "ibverify.optim.logframe transforms (EMA, Sign, NormalizeL2, …)")
+        raise IbverifyError(f"its {family} chain must be {what} or a list of them, got {type(out).__name__}")
     return ts
+
+
+def build(spec: OptimizerSpec, xp) -> Chain:
+    """The linear model's chain of `spec` (resolved): its row's vector chain, then scale_by_schedule(lr, lr_decay).
+    A user's transforms of the protocol before issue 32 (init(d), update(u, grad, state, t)) are adapted
+    (`transforms.legacy_prefix`)."""
+    row = spec.row
+    if row.vector is None:
+        raise IbverifyError(f"{spec.name} has no chain for the linear model")
+    ts = user_chain(row.vector(spec, xp), "vector")
+    if spec.user is not None:   # a user's file: old-protocol transforms adapted, its exceptions one line (userguard)
+        ts = guard_vector(T.legacy_prefix(ts), spec.user.user.source)
+    return chain(*ts, T.scale_by_schedule(xp, spec.lr, spec.lr_decay))
+
+
+def _block_chain(row, spec: OptimizerSpec) -> list:
+    ts = user_chain(row.block(spec), "block")
+    return guard_block(F.adapt(ts), spec.user.user.source) if spec.user is not None else ts
+
+
+def make_optimizer(spec: OptimizerSpec | str, *, params: Params | None = None, L: float | None = None,
+                   warn: bool = True, **knobs) -> Optimizer:
+    """The block optimizer of `spec` (or of a name and knobs, e.g. `make_optimizer("muon", lr=0.3)`).
+
+    Hybrids (a row with `parts`) partition their parts' chains: matrix blocks (2-D) of `params` get the first part
+    (Muon) at lr_matrix, vector blocks the second (Signum/Adam) at lr_vector. `L` (the model's degree) settles the
+    default lr_decay and the schedule check."""
+    if isinstance(spec, str):
+        spec = OptimizerSpec.from_params({"optimizer": spec, **knobs})
+    elif knobs:
+        raise IbverifyError("give knobs in the spec or with a name, not both")
+    spec._check_name()
+    if spec.lr_decay is None and L is None:
+        raise IbverifyError(f"{spec.name}: lr_decay is needed (or the model's degree L for its default)")
+    spec = spec.for_block(L if L is not None else 1.0)
+    row = spec.row
+    check_schedule(spec.lr_decay, L, warn=warn)
+    if spec.is_adam and not row.parts and spec.beta1 > spec.beta2:
+        warnings.warn(f"Adam with β1 = {spec.beta1} > β2 = {spec.beta2}: outside the theorem (β1 ≤ β2)",
+                      ScheduleWarning, stacklevel=2)
+    hyper = {k: getattr(spec, k) for k in ("lr", "lr_decay", *row.moments)}
+    if not row.parts:
+        sch = Schedule(spec.lr, spec.lr_decay)
+        # "adaptive" (adagrad): no geometry of its own; its run diagnostics (alignment) are measured in ℓ2
+        own = geo.L2() if row.geometry == "adaptive" else geo.get(row.geometry)
+        return Optimizer(row.name, chain(*_block_chain(row, spec), sch), own, sch.rate, hyper, spec)
+    if params is None:
+        raise IbverifyError(f"{row.name} needs the parameter blocks to split matrices from vectors")
+    mats = tuple(k for k, v in params.items() if v.ndim == 2)
+    vecs = tuple(k for k, v in params.items() if v.ndim != 2)
+    if not mats or not vecs:
+        raise IbverifyError(f"{row.name} needs both matrix and vector blocks (got {list(params)})")
+    mat, vec = (info(p) for p in row.parts)
+    lm, lv = spec.lr_matrix, spec.lr_vector
+    ch = Partition({"matrices": (mats, chain(*_block_chain(mat, spec), Schedule(lm, spec.lr_decay))),
+                    "vectors": (vecs, chain(*_block_chain(vec, spec), Schedule(lv, spec.lr_decay)))})
+    hyper.update(lr_matrix=lm, lr_vector=lv)
+    return Optimizer(row.name, ch, geo.Hybrid(lv / lm, mats), Schedule(lv, spec.lr_decay).rate, hyper, spec)

@@ -1,12 +1,15 @@
 """Optimizers as chains of tiny transforms (optax style), for linear models.
 
-A transform maps an incoming `Grad` to an update direction, keeping its own state:
-    init(d)                      -> state
-    update(u, grad, state, t)    -> (u', state')
-`u` is the running direction (the batch gradient at the start of the chain), `grad` the raw batch
-information (mean gradient g, per-sample gradients G, and the iterate w the gradient was taken at),
-t the 0-based global step. The last
-transform is always `scale_by_schedule`, producing the step added to w.
+The protocol is `ibverify.optim.protocol`'s (optax's), the block chains' too:
+    init(params)                                  -> state     (params: the iterate w, shape (d,))
+    update(u, state, params=None, *, per_sample=None, **extra) -> (u', state')
+`u` is the running direction (the batch gradient at the start of the chain), `params` the iterate w_t the
+gradient was taken at (decoupled weight decay), `per_sample` the batch's per-sample gradients G, shape (b, d)
+(AdamProxy). A transform that counts steps keeps its count k = 1, 2, … in its state. The last transform is
+always `scale_by_schedule`, producing the step added to w.
+
+Before this protocol a transform was `init(d)`, `update(u, grad, state, t)` (t from 0, `grad` a `Grad`): such a
+transform in a user's optimizer file still runs, adapted by `legacy_prefix`.
 
 Arithmetic goes through a backend `xp` (`ibverify.optim.backend`): float64 numpy or mpmath, so
 the same chain is the numpy reference and the arbitrary-precision oracle.
@@ -14,8 +17,11 @@ the same chain is the numpy reference and the arbitrary-precision oracle.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
+
+from .protocol import Chain, chain  # noqa: F401  (the one chain builder, re-exported: T.chain)
 
 
 @dataclass
@@ -26,44 +32,42 @@ class Grad:
 
 
 class Transform(NamedTuple):
-    init: Callable[[int], Any]
-    update: Callable[[Any, Grad, Any, int], tuple[Any, Any]]
+    """A vector transform: init(params) -> state; update(u, state, params=None, **extra) -> (u', state')."""
+
+    init: Callable[[Any], Any]
+    update: Callable[..., tuple[Any, Any]]
 
 
-def chain(*ts: Transform) -> Transform:
-    """Apply transforms in order; state is the tuple of their states."""
+def _stateless(update) -> Transform:
+    return Transform(lambda params: (), update)
 
-    def init(d):
-        return tuple(t.init(d) for t in ts)
 
-    def update(u, grad, state, t):
-        new = []
-        for tr, s in zip(ts, state, strict=True):
-            u, s = tr.update(u, grad, s, t)
-            new.append(s)
-        return u, tuple(new)
-
-    return Transform(init, update)
+class AdamState(NamedTuple):
+    m: Any       # first moment
+    v: Any       # second moment (state[1], as before the count joined the state)
+    count: int   # steps made: t = 1, 2, … for the update being made
 
 
 def scale_by_adam(xp, beta1: float, beta2: float, eps: float = 0.0, bias_correction: bool = False) -> Transform:
     """m ← β1 m + (1−β1) u;  v ← β2 v + (1−β2) u²;
-    u ← m̂ ⊘ (sqrt(v̂) + ε) with m̂ = m/(1−β1^{t+1}), v̂ = v/(1−β2^{t+1}) if bias_correction else m, v;
-    m_{−1} = v_{−1} = 0 and 0/0 := 0 (coordinates that never saw a gradient do not move)."""
+    u ← m̂ ⊘ (sqrt(v̂) + ε) with m̂ = m/(1−β1^k), v̂ = v/(1−β2^k) if bias_correction else m, v (k = 1, 2, …
+    the step count; state: `AdamState(m, v, count)`); m_0 = v_0 = 0 and 0/0 := 0 (coordinates that never saw a
+    gradient do not move)."""
     b1, b2, e = xp.num(beta1), xp.num(beta2), xp.num(eps)
 
-    def init(d):
-        return xp.zeros(d), xp.zeros(d)
+    def init(params):
+        return AdamState(xp.zeros(len(params)), xp.zeros(len(params)), 0)
 
-    def update(u, grad, state, t):
-        m, v = state
+    def update(u, state, params=None, **extra):
+        m, v, k = state
+        k += 1
         m = m * b1 + u * (1 - b1)   # array first: an mpf on the left would first try (and fail) to
         v = v * b2 + u * (1 - b2) * u   # convert the whole array, formatting it into the error (slow)
         mh, vh = m, v
         if bias_correction:
-            mh = m / (1 - b1 ** (t + 1))
-            vh = v / (1 - b2 ** (t + 1))
-        return xp.safe_div(mh, xp.sqrt(vh) + e), (m, v)
+            mh = m / (1 - b1 ** k)
+            vh = v / (1 - b2 ** k)
+        return xp.safe_div(mh, xp.sqrt(vh) + e), AdamState(m, v, k)
 
     return Transform(init, update)
 
@@ -72,10 +76,10 @@ def trace(xp, beta: float) -> Transform:
     """m ← β m + (1−β) u;  u ← m   (EMA momentum, m_{−1} = 0)."""
     b = xp.num(beta)
 
-    def init(d):
-        return xp.zeros(d)
+    def init(params):
+        return xp.zeros(len(params))
 
-    def update(u, grad, m, t):
+    def update(u, m, params=None, **extra):
         m = m * b + u * (1 - b)
         return m, m
 
@@ -84,35 +88,36 @@ def trace(xp, beta: float) -> Transform:
 
 def scale_by_sign(xp) -> Transform:
     """u ← sign(u)  (sign(0) = 0): the ℓ∞ steepest-descent map."""
-    return Transform(lambda d: (), lambda u, grad, s, t: (xp.sign(u), s))
+    return _stateless(lambda u, s, params=None, **extra: (xp.sign(u), s))
 
 
 def normalize_l2(xp) -> Transform:
     """u ← u / ‖u‖_2  (0 stays 0): the ℓ2 normalized steepest-descent map."""
 
-    def update(u, grad, s, t):
+    def update(u, s, params=None, **extra):
         return xp.safe_div(u, xp.norm2(u) + 0 * u), s
 
-    return Transform(lambda d: (), update)
+    return _stateless(update)
 
 
 def precondition_by_sample_rms(xp) -> Transform:
     """AdamProxy preconditioner: u ← u ⊘ sqrt(Σ_i G_i^{⊙2}), G_i the per-sample gradients (0/0 := 0)."""
 
-    def update(u, grad, s, t):
-        return xp.safe_div(u, xp.sqrt((grad.G * grad.G).sum(axis=0))), s
+    def update(u, s, params=None, *, per_sample=None, **extra):
+        return xp.safe_div(u, xp.sqrt((per_sample * per_sample).sum(axis=0))), s
 
-    return Transform(lambda d: (), update)
+    return _stateless(update)
 
 
 def scale_by_schedule(xp, lr: float, lr_decay: float) -> Transform:
-    """u ← −η_t u with η_t = η0 (t+1)^(−a)."""
+    """u ← −η_t u with η_t = η0 t^(−a), t = 1, 2, … (the step count: its state)."""
     eta0, a = xp.num(lr), xp.num(lr_decay)
 
-    def update(u, grad, s, t):
-        return u * -(eta0 * xp.num(t + 1) ** (-a)), s
+    def update(u, t, params=None, **extra):
+        t += 1
+        return u * -(eta0 * xp.num(t) ** (-a)), t
 
-    return Transform(lambda d: (), update)
+    return Transform(lambda params: 0, update)
 
 
 def scale_by_lion(xp, beta1: float, beta2: float) -> Transform:
@@ -120,10 +125,10 @@ def scale_by_lion(xp, beta1: float, beta2: float) -> Transform:
     (m_{−1} = 0; sign(0) = 0)."""
     b1, b2 = xp.num(beta1), xp.num(beta2)
 
-    def init(d):
-        return xp.zeros(d)
+    def init(params):
+        return xp.zeros(len(params))
 
-    def update(u, grad, m, t):
+    def update(u, m, params=None, **extra):
         c = m * b1 + u * (1 - b1)
         return xp.sign(c), m * b2 + u * (1 - b2)
 
@@ -134,10 +139,10 @@ def scale_by_adagrad(xp, eps: float = 0.0) -> Transform:
     """Diagonal Adagrad: v ← v + u²;  u ← u ⊘ (sqrt(v) + ε)  (v_{−1} = 0, 0/0 := 0)."""
     e = xp.num(eps)
 
-    def init(d):
-        return xp.zeros(d)
+    def init(params):
+        return xp.zeros(len(params))
 
-    def update(u, grad, v, t):
+    def update(u, v, params=None, **extra):
         v = v + u * u
         return xp.safe_div(u, xp.sqrt(v) + e), v
 
@@ -149,7 +154,7 @@ def steepest_l1(xp) -> Transform:
     descent). Ties (|u_i| = |u_j| = max, exactly): the unit split equally, sign(u_i)/k on each of the k tied
     coordinates (the minimum-ℓ2 element of the LMO's face: deterministic, order-free). u = 0 stays 0."""
 
-    def update(u, grad, s, t):
+    def update(u, s, params=None, **extra):
         a = abs(u)
         top = a.max()
         if top == 0:
@@ -157,7 +162,7 @@ def steepest_l1(xp) -> Transform:
         on = a == top
         return xp.sign(u) * on / int(on.sum()), s
 
-    return Transform(lambda d: (), update)
+    return _stateless(update)
 
 
 def steepest_lp(xp, p: float) -> Transform:
@@ -169,7 +174,7 @@ def steepest_lp(xp, p: float) -> Transform:
     q1 = xp.num(1.0 / (p - 1.0))       # q − 1 = 1/(p − 1)
     q = q1 + 1
 
-    def update(u, grad, s, t):
+    def update(u, s, params=None, **extra):
         a = abs(u)
         top = a.max()
         if top == 0:
@@ -179,14 +184,48 @@ def steepest_lp(xp, p: float) -> Transform:
         nq = (r * a).sum() ** (1 / q)  # ‖a‖_q (a^q = a^(q−1)·a)
         return xp.sign(u) * r / nq ** q1, s
 
-    return Transform(lambda d: (), update)
+    return _stateless(update)
 
 
 def add_decayed_weights(xp, weight_decay: float) -> Transform:
     """u ← u + λ w (decoupled weight decay, AdamW: applied after the preconditioner, before the schedule)."""
     lam = xp.num(weight_decay)
 
-    def update(u, grad, s, t):
-        return u + grad.w * lam, s
+    def update(u, s, params=None, **extra):
+        return u + params * lam, s
 
-    return Transform(lambda d: (), update)
+    return _stateless(update)
+
+
+# ------------------------------------------------------------------ the protocol before issue 32 (user files)
+
+def _legacy(tr) -> bool:
+    """A transform of the old protocol: `update(u, grad, state, t)` (four arguments, all required)."""
+    try:
+        ps = inspect.signature(tr.update).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    req = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return len(req) == 4 and not any(p.kind == p.VAR_KEYWORD for p in ps)
+
+
+def legacy_prefix(ts: list) -> list:
+    """A user's chain (the head of its optimizer's chain, so its input is the batch gradient g) as new-protocol
+    transforms: unchanged when none is of the old protocol, else one transform running them all, the old ones
+    called as before (`init(d)`, `update(u, Grad(g, G, w), state, t)`, t = 0, 1, …)."""
+    old = [_legacy(t_) for t_ in ts]
+    if not any(old):
+        return ts
+
+    def init(params):
+        return 0, tuple(t_.init(len(params)) if o else t_.init(params) for t_, o in zip(ts, old, strict=True))
+
+    def update(u, state, params=None, *, per_sample=None, **extra):
+        t, states = state
+        grad, new = Grad(u, per_sample, params), []
+        for t_, o, s in zip(ts, old, states, strict=True):
+            u, s = t_.update(u, grad, s, t) if o else t_.update(u, s, params, per_sample=per_sample, **extra)
+            new.append(s)
+        return u, (t + 1, tuple(new))
+
+    return [Transform(init, update)]

@@ -12,6 +12,10 @@ The protocol. The file defines `function` (default `make`): called with no argum
              ibverify appends Schedule(spec.lr, spec.lr_decay)
     knobs    defaults of the knobs it reads, e.g. {"beta1": 0.9, "lr": 0.05} (the rest: the table's DEFAULTS; the
              schedule's lr_decay: 0.5 on the linear model, 1 − 1/(2L) on a block model of degree L)
+A transform of the user's own follows the protocol of both chains (`ibverify.optim.protocol`): init(params) -> state,
+update(updates, state, params=None, **extra) -> (updates, state); one of the protocol before issue 32 (vector:
+init(d), update(u, grad, state, t); block: update(x, state, t, ctr)) is adapted (`transforms.legacy_prefix`,
+`logframe.adapt`). The row carries the two factories as `vector` and `block`, as a table row carries its chains.
 At least one of `vector` and `block`: the models it runs are those it has a chain for. `spec` is the run's resolved
 `OptimizerSpec` (spec.lr, spec.beta1, spec.beta2, spec.eps, …: the knobs given on the command line or in a claim file,
 else `knobs`, else the table's defaults). Its own geometry is "adaptive" (unknown: what `ibverify bias` finds out); it
@@ -167,4 +171,4 @@ def _row(d: UserOptimizer, source: str, sha: str) -> OptimizerInfo:
     return OptimizerInfo(d.name, "user", d.update or f"a user's chain ({source})", "adaptive", models,
                          types.MappingProxyType({m: ("reference",) for m in models}),
                          types.MappingProxyType(dict(d.knobs)), "any", tuple(k for k in _MOMENTS if k in d.knobs),
-                         user=UserChains(source, sha, d.vector, d.block))
+                         user=UserChains(source, sha, d.vector, d.block), vector=d.vector, block=d.block)

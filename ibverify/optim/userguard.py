@@ -28,25 +28,28 @@ def _raise(source: str, which: str, step: int | None, e: Exception):
 
 
 def guard_vector(ts: list, source: str) -> list:
-    """The vector transforms (`transforms.Transform`) with the user's exceptions as UserChainError (t is 0-based)."""
+    """The vector transforms (`transforms.Transform`, the protocol's init/update) with the user's exceptions as
+    UserChainError (the step counted by the guard, 1-based)."""
     from .transforms import Transform
 
     def wrap(tr):
-        def init(d):
+        def init(params):
             try:
-                return tr.init(d)
+                return 0, tr.init(params)
             except IbverifyError:
                 raise
             except Exception as e:
                 _raise(source, "vector", None, e)
 
-        def update(u, grad, state, t):
+        def update(u, state, params=None, **extra):
+            t, inner = state
             try:
-                return tr.update(u, grad, state, t)
+                u, inner = tr.update(u, inner, params, **extra)
             except IbverifyError:
                 raise
             except Exception as e:
-                _raise(source, "vector", int(t) + 1, e)
+                _raise(source, "vector", t + 1, e)
+            return u, (t + 1, inner)
 
         return Transform(init, update)
 
@@ -54,28 +57,33 @@ def guard_vector(ts: list, source: str) -> list:
 
 
 def guard_block(ts: list, source: str) -> list:
-    """The log-frame transforms with the user's own (a class not of ibverify) wrapped (t is 1-based)."""
+    """The log-frame transforms with the user's own (a class not of ibverify) wrapped (the step counted by the
+    guard, 1-based)."""
     from . import logframe as F
 
     class Guarded(F.Transform):
         def __init__(self, inner):
             self.inner = inner
-            self.needs_params = getattr(inner, "needs_params", False)
 
         def init(self, params):
             try:
-                return self.inner.init(params)
+                return 0, self.inner.init(params)
             except IbverifyError:
                 raise
             except Exception as e:
                 _raise(source, "block", None, e)
 
-        def update(self, x, state, t, ctr, *params):
+        def update(self, x, state, params=None, **extra):
+            t, inner = state
             try:
-                return self.inner.update(x, state, t, ctr, *params)
+                x, inner = self.inner.update(x, inner, params, **extra)
             except IbverifyError:
                 raise
             except Exception as e:
-                _raise(source, "block", int(t), e)
+                _raise(source, "block", t + 1, e)
+            return x, (t + 1, inner)
 
-    return [tr if type(tr).__module__.startswith("ibverify.") else Guarded(tr) for tr in ts]
+    def users(t_) -> bool:   # the user's own class, or an old-protocol one adapted (logframe._Legacy)
+        return isinstance(t_, F._Legacy) or not type(t_).__module__.startswith("ibverify.")
+
+    return [Guarded(t_) if users(t_) else t_ for t_ in ts]

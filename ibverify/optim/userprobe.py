@@ -1,5 +1,5 @@
 """The first probe of a user's optimizer file (`ibverify.optim.userfile`): each of its chains is made, as a run makes
-it (`optimizers.build`, `logframe.make_optimizer`, with the run's knobs), and stepped twice on a small problem; the
+it (`optimizers.build`, `optimizers.make_optimizer`, with the run's knobs), and stepped twice on a small problem; the
 update must be a finite numeric array of the gradient's shape. Every failure is one IbverifyError line naming the
 option (`--optimizer`), before any run: the commands call `probe` on a spec that names a file."""
 
@@ -9,10 +9,9 @@ import numpy as np
 
 from .. import IbverifyError
 from .backend import Float64
-from .logframe import Scaled, make_optimizer
-from .optimizers import build
+from .logframe import Scaled
+from .optimizers import build, make_optimizer
 from .spec import OptimizerSpec
-from .transforms import Grad
 from .userguard import UserChainError
 
 
@@ -47,11 +46,12 @@ def _vector(spec: OptimizerSpec) -> None:
     rng = np.random.default_rng(0)
     d = 4
     ch = build(spec.resolved(3), Float64())
-    state, w = ch.init(d), np.zeros(d)
-    for t in range(2):
+    w = np.zeros(d)
+    state = ch.init(w)
+    for _ in range(2):
         G = rng.standard_normal((3, d))
         g = G.mean(axis=0)
-        u, state = ch.update(g, Grad(g, G, w), state, t)
+        u, state = ch.update(g, state, w, per_sample=G)
         _check(u, (d,))
         w = w + u
 

@@ -26,21 +26,21 @@ from ibverify.optim.userfile import UserOptimizer
 
 
 def _vector(xp):
-    def update(u, grad, n, t):
+    def update(u, n, params=None, **extra):
         if n >= 2:
             raise RuntimeError("my optimizer broke")
         return u, n + 1
-    return T.Transform(lambda d: 0, update)
+    return T.Transform(lambda params: 0, update)
 
 
 class _Block(F.Transform):
     def init(self, theta):
         return 0
 
-    def update(self, x, n, t, ctr):
+    def update(self, x, n, params=None, **extra):
         if n >= 2:
             raise RuntimeError("my optimizer broke")
-        return F.NormalizeL2().update(x, None, t, ctr)[0], n + 1
+        return F.NormalizeL2().update(x, None, params, **extra)[0], n + 1
 
 
 def make():

@@ -19,6 +19,7 @@ from ibverify import IbverifyError
 from ibverify.data import netdata as datasets
 from ibverify import models
 from ibverify.optim import logframe as optim
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.engine import block as train
 from ibverify.optim.table import ROWS
 
@@ -79,7 +80,7 @@ def test_compiled_matches_reference_over_3000_steps(kind, name, loss):
     def make():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return optim.make_optimizer(name, lr=0.1, lr_decay=0.8, beta1=0.9, beta2=0.999, lr_matrix=0.1,
+            return make_optimizer(name, lr=0.1, lr_decay=0.8, beta1=0.9, beta2=0.999, lr_matrix=0.1,
                                         lr_vector=0.05, params=theta0, L=model.L)
 
     steps = LONGER.get((kind, name), STEPS)
@@ -108,7 +109,7 @@ def test_deep_muon_agrees_as_closely_as_the_reference_agrees_with_itself():
     th1 = {k: v + np.spacing(np.abs(v)) for k, v in th0.items()}
 
     def go(theta, engine):
-        opt = optim.make_optimizer("muon", lr=0.1, lr_decay=0.8, params=theta, L=model.L)
+        opt = make_optimizer("muon", lr=0.1, lr_decay=0.8, params=theta, L=model.L)
         return train.run(model, X, y, opt, STEPS, theta, checkpoints=CPS, engine=engine)
 
     ref, ulp, com = go(th0, "reference"), go(th1, "reference"), go(th0, "compiled")
@@ -123,14 +124,14 @@ def test_past_float64_underflow_both_engines_agree_and_keep_moving():
     model = models.TwoLayer(6, 4, 2.0)
     data = datasets.make_data("teacher", n=12, d=6, seed=0)
     start = model.init(np.random.default_rng(0), 0.5)
-    opt = optim.make_optimizer("signum", lr=0.1, lr_decay=0.8, params=start, L=model.L)
+    opt = make_optimizer("signum", lr=0.1, lr_decay=0.8, params=start, L=model.L)
     sep = train.run(model, data.X, data.y, opt, 3000, start, checkpoints=[3000], engine="reference")
     assert sep.q_min[-1] > 0
     c = (1000.0 / sep.q_min[-1]) ** (1 / model.L)                  # q scales like c^L: q_min = 1000
     th0 = {k: c * v for k, v in sep.theta.items()}
     runs = []
     for engine in ("reference", "compiled"):
-        opt = optim.make_optimizer("signum", lr=1.0, lr_decay=0.8, params=th0, L=model.L)
+        opt = make_optimizer("signum", lr=1.0, lr_decay=0.8, params=th0, L=model.L)
         runs.append(train.run(model, data.X, data.y, opt, 2000, th0, loss="exponential",
                               checkpoints=[1, 1000, 2000], engine=engine))
     ref, com = runs
@@ -142,7 +143,7 @@ def test_past_float64_underflow_both_engines_agree_and_keep_moving():
 
 def test_default_engine_is_compiled_where_supported_and_reference_elsewhere():
     model, X, y, th0 = _setup("two-layer")
-    opt = optim.make_optimizer("signum", params=th0, L=model.L)
+    opt = make_optimizer("signum", params=th0, L=model.L)
     assert train.run(model, X, y, opt, 10, th0).engine == "compiled"
     opt.chain = optim.Chain(optim.EMA(0.9), optim.Sign(), optim.Sign(), optim.Schedule(0.1, 0.8))  # no kernel
     assert train.run(model, X, y, opt, 10, th0).engine == "reference"
@@ -157,7 +158,7 @@ def test_divergence_is_reported_by_both_engines():
     model, X, y, th0 = _setup("linear")
     runs = []
     for engine in ("reference", "compiled"):
-        opt = optim.make_optimizer("nsd-linf", lr=1e308, lr_decay=-1.0, params=th0, warn=False)
+        opt = make_optimizer("nsd-linf", lr=1e308, lr_decay=-1.0, params=th0, warn=False)
         runs.append(train.run(model, X, y, opt, 50, th0, checkpoints=[1, 2, 50], engine=engine))
     assert runs[0].diverged and runs[1].diverged
     assert runs[0].checkpoints == runs[1].checkpoints and 50 not in runs[1].checkpoints
@@ -180,7 +181,7 @@ def test_deep_q125_matches_reference_within_its_conditioning(name):
     def run(th, engine):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            opt = optim.make_optimizer(name, lr=0.1, lr_decay=0.8, beta1=0.9, params=th, L=model.L)
+            opt = make_optimizer(name, lr=0.1, lr_decay=0.8, beta1=0.9, params=th, L=model.L)
         return train.run(model, data.X, data.y, opt, STEPS, th, checkpoints=cps, engine=engine)
 
     ref, com, sens_run = run(theta0, "reference"), run(theta0, "compiled"), run(nudged, "reference")

@@ -14,7 +14,7 @@ import pytest
 from ibverify import IbverifyError
 from ibverify.data import netdata as datasets
 from ibverify import models
-from ibverify.optim import logframe as optim
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.engine import block as train
 from _hang_guard import HANG_GUARD_S
 from _isolation import subprocess_env
@@ -23,13 +23,13 @@ SETUP = """
 import numpy as np
 from ibverify.data import netdata as datasets
 from ibverify import models
-from ibverify.optim import logframe as optim
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.engine import block as train
 model = models.TwoLayer(6, 4, 2.0)
 data = datasets.make_data("teacher", n=12, d=6, seed=0)
 theta0 = model.init(np.random.default_rng(0), 0.5)
 def go(**kw):
-    opt = optim.make_optimizer("muon-adam", lr_matrix=0.1, lr_vector=0.05, lr_decay=0.8, beta2=0.999, params=theta0,
+    opt = make_optimizer("muon-adam", lr_matrix=0.1, lr_vector=0.05, lr_decay=0.8, beta2=0.999, params=theta0,
                                L=model.L)
     return train.run(model, data.X, data.y, opt, 6000, theta0, checkpoints=[1, 10, 100, 1000, 2000, 4000, 6000],
                      engine="compiled", chunk=500, save_every=0.0, **kw)
@@ -87,7 +87,7 @@ def test_resume_refuses_another_run(tmp_path):
     model = models.TwoLayer(6, 4, 2.0)
     data = datasets.make_data("teacher", n=12, d=6, seed=0)
     th0 = model.init(np.random.default_rng(0), 0.5)
-    opt = optim.make_optimizer("muon-signum", lr_matrix=0.1, lr_vector=0.05, lr_decay=0.8, params=th0, L=model.L)
+    opt = make_optimizer("muon-signum", lr_matrix=0.1, lr_vector=0.05, lr_decay=0.8, params=th0, L=model.L)
     with pytest.raises(IbverifyError, match="different run"):
         train.run(model, data.X, data.y, opt, 6000, th0, checkpoints=[1, 10, 100, 1000, 2000, 4000, 6000],
                   save_to=str(ckpt), resume=True)

@@ -14,6 +14,7 @@ from ibverify.cli import network as cli
 from ibverify.data import netdata as datasets
 from ibverify import models
 from ibverify.optim import logframe as optim
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.engine import block as train
 from ibverify.geometry.base import polar
 from ibverify.optim.logframe import Scaled
@@ -24,7 +25,7 @@ TH = {"W": np.zeros((2, 2)), "a": np.zeros(2)}
 
 
 def _first(name, **kw):
-    opt = optim.make_optimizer(name, lr=0.1, lr_decay=0.8, params=TH, warn=False, **kw)
+    opt = make_optimizer(name, lr=0.1, lr_decay=0.8, params=TH, warn=False, **kw)
     opt.init(TH)
     return opt.update(Scaled(G0, 0.0))
 
@@ -44,7 +45,7 @@ def test_first_steps_by_hand():
 
 
 def test_second_step_signum_and_schedule():
-    opt = optim.make_optimizer("signum", lr=0.2, lr_decay=1.0, beta1=0.5, params=TH, warn=False)
+    opt = make_optimizer("signum", lr=0.2, lr_decay=1.0, beta1=0.5, params=TH, warn=False)
     opt.init(TH)
     opt.update(Scaled(G0, 0.0))
     g2 = {"W": -3.0 * G0["W"], "a": np.array([-0.1, -2.0])}
@@ -59,8 +60,8 @@ def test_log_frame_is_exact_under_rescaling():
     gs = [{"W": rng.standard_normal((2, 2)), "a": rng.standard_normal(2)} for _ in range(30)]
     drift = np.cumsum(rng.uniform(0, 40, 30))                        # gradients shrink by up to e^{−600}
     for name in ("signum", "muon", "adam", "momentum-gd", "muon-adam"):
-        a = optim.make_optimizer(name, params=TH, warn=False, lr_decay=0.8)
-        b = optim.make_optimizer(name, params=TH, warn=False, lr_decay=0.8)
+        a = make_optimizer(name, params=TH, warn=False, lr_decay=0.8)
+        b = make_optimizer(name, params=TH, warn=False, lr_decay=0.8)
         a.init(TH), b.init(TH)
         for g, s in zip(gs, drift, strict=False):
             ua = a.update(Scaled(g, -s))
@@ -89,29 +90,29 @@ def test_schedule_check_warns():
         warnings.simplefilter("error")
         assert optim.check_schedule(0.8, 3.0) and optim.check_schedule(0.1, 1.0)
     with pytest.warns(optim.ScheduleWarning):
-        optim.make_optimizer("signum", lr_decay=0.3, L=3.0)
+        make_optimizer("signum", lr_decay=0.3, L=3.0)
 
 
 def test_bad_optimizer_inputs():
     with pytest.raises(IbverifyError):
-        optim.make_optimizer("nope")
+        make_optimizer("nope")
     with pytest.raises(IbverifyError):
-        optim.make_optimizer("muon-adam")                            # needs the blocks
+        make_optimizer("muon-adam")                            # needs the blocks
     with pytest.raises(IbverifyError):
-        optim.make_optimizer("signum", beta1=1.0)
+        make_optimizer("signum", beta1=1.0)
 
 
 def test_long_run_does_not_freeze():
     """Exponential loss, margins far past float64 underflow: the log-frame run keeps moving, no underflow."""
     m = models.Linear(2)
     X, y = np.array([[1.0, 0.2], [0.2, 1.0]]), np.array([1.0, 1.0])
-    opt = optim.make_optimizer("signum", lr=50.0, lr_decay=0.5, params={"w": np.zeros(2)}, L=1.0)
+    opt = make_optimizer("signum", lr=50.0, lr_decay=0.5, params={"w": np.zeros(2)}, L=1.0)
     r = train.run(m, X, y, opt, 3000, {"w": np.zeros(2)}, loss="exponential", checkpoints=[1000, 2999, 3000])
     assert r.q_min[-1] > 2000                                         # e^{−2000}: raw gradients are exactly 0
     assert np.linalg.norm(r.thetas[-1]["w"] - r.thetas[-2]["w"]) > 1.0
     assert r.underflow == {}
     w0 = {"w": np.array([800.0, 800.0])}                             # q ≈ 960: raw gradients are exactly 0.0
-    opt = optim.make_optimizer("adam", lr=1.0, lr_decay=0.5, params=w0, L=1.0)
+    opt = make_optimizer("adam", lr=1.0, lr_decay=0.5, params=w0, L=1.0)
     r = train.run(m, X, y, opt, 50, w0, loss="exponential", checkpoints=[1, 50])
     assert r.q_min[-1] - r.q_min[0] > 5 and r.underflow == {}
 
@@ -195,7 +196,7 @@ def test_progress_reports_every_chunk_and_the_end():
     d = datasets.make_data("teacher", n=10, d=3, seed=1)
     th0 = m.init(np.random.default_rng(0), 0.5)
     calls = []
-    opt = optim.make_optimizer("adam", params=th0, L=m.L, lr_decay=0.8)
+    opt = make_optimizer("adam", params=th0, L=m.L, lr_decay=0.8)
     train.run(m, d.X, d.y, opt, 2000, th0, progress=lambda a, b: calls.append((a, b)), chunk=300)
     assert calls[-1] == (2000, 2000) and len(calls) >= 2000 // 300
     assert all(b == 2000 for _, b in calls) and [a for a, _ in calls] == sorted(a for a, _ in calls)

@@ -95,16 +95,16 @@ def test_steepest_lp_is_the_unit_lp_maximizer_of_the_inner_product(p):
     q = p / (p - 1)
     for _ in range(5):
         g = rng.standard_normal(6) * 10.0 ** rng.uniform(-200, 200)   # scale free: no overflow at 1e±200
-        d, _ = steepest_lp(Float64(), p).update(g, None, (), 0)
+        d, _ = steepest_lp(Float64(), p).update(g, ())
         gs = g / np.abs(g).max()
-        ds, _ = steepest_lp(Float64(), p).update(gs, None, (), 0)
+        ds, _ = steepest_lp(Float64(), p).update(gs, ())
         np.testing.assert_allclose(d, ds, rtol=1e-13)
         assert np.linalg.norm(d, p) == pytest.approx(1.0, rel=1e-12)
         assert gs @ d == pytest.approx(np.linalg.norm(gs, q), rel=1e-12)
         V = rng.standard_normal((2000, 6))
         V /= np.linalg.norm(V, p, axis=1)[:, None]
         assert (V @ gs).max() <= gs @ d * (1 + 1e-12)
-    d0, _ = steepest_lp(Float64(), p).update(np.zeros(3), None, (), 0)
+    d0, _ = steepest_lp(Float64(), p).update(np.zeros(3), ())
     assert not d0.any()
 
 
@@ -113,7 +113,7 @@ def test_steepest_l3_row_mpmath_oracle_agrees_and_reaches_the_l3_margin():
     a = run(Z, spec, 30, checkpoints=[1, 5, 30], engine="reference")
     b = run(Z, spec, 30, checkpoints=[1, 5, 30], engine="mpmath", dps=40)
     np.testing.assert_allclose(a.ws, b.ws, rtol=1e-12, atol=0)
-    d, _ = steepest_lp(MPMath(30), 3.0).update(MPMath(30).array([0.3, -1.2, 0.0]), None, (), 0)
+    d, _ = steepest_lp(MPMath(30), 3.0).update(MPMath(30).array([0.3, -1.2, 0.0]), ())
     assert abs(np.linalg.norm(MPMath.to_float(d), 3) - 1) < 1e-14
     r = run(Z, OptimizerSpec("steepest-l3", lr=1.0, loss="exponential"), 3000, checkpoints=[3000])
     gap = {k: 1 - normalized_margin(Z, r.ws[-1], k) / max_margin(Z, k).margin for k in ("l3", "l2", "l1", "linf")}

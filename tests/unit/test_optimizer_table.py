@@ -10,7 +10,7 @@ from ibverify import IbverifyError
 from ibverify.engine import run
 from ibverify.models import TwoLayer
 from ibverify.optim import OptimizerSpec
-from ibverify.optim.logframe import make_optimizer
+from ibverify.optim.optimizers import make_optimizer
 from ibverify.optim.table import (ALIASES, DEPRECATED, KNOBS, MODELS, NAMES, ROWS, TABLE, info, markdown,
                                   names)
 
@@ -101,3 +101,17 @@ def test_the_block_entry_records_theta0_and_its_seed():
     assert r.checkpoints == [10, 20] and r.optimizer.name == "signum" and r.spec.lr_decay == 0.8
     z = run(data, OptimizerSpec("signum", lr_decay=0.8), 5, model=m, checkpoints=[5])
     assert z.init_seed is None and all(not v.any() for v in z.theta0.values())   # no seed: θ0 = 0
+
+
+def test_every_row_points_at_its_implementations():
+    """Issue 32: a row carries its chains (vector, block), its compiled vector kernel's kind and a hybrid's parts;
+    no other name-keyed table decides what runs."""
+    from ibverify.engine.vector import KERNELS
+    from ibverify.optim.table import ROWS, info
+
+    for r in ROWS:
+        assert (r.vector is not None) == ("vector" in r.models), r.name
+        assert (r.block is not None or bool(r.parts)) == ("block" in r.models), r.name
+        assert ("compiled" in r.implementations.get("vector", ())) == (r.kernel is not None), r.name
+        assert r.kernel is None or r.kernel in KERNELS, r.name
+        assert all(info(p).block is not None for p in r.parts), r.name
