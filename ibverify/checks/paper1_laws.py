@@ -714,7 +714,7 @@ def cor32_rows(Z: np.ndarray, p: dict, b1: float, b2: float, significance: float
     n = Z.shape[0]
     spec = OptimizerSpec.from_params(p, beta1=b1, beta2=b2)
     lr, decay = float(p.get("lr", 0.1)), float(p.get("lr_decay", 0.5))
-    per_epoch = n if p["optimizer"] == "inc-adam" else 1
+    per_epoch = n // spec.resolved(n).batch_size   # steps per epoch: N at batch size 1, 1 full batch
     R = np.unique(np.geomspace(10, int(p["epochs"]), int(p.get("points", 8))).astype(np.int64))
     cps = np.unique(np.r_[R * per_epoch, (R + 1) * per_epoch])
     r = (store or RunStore.process()).run(vector(Z, spec, int(cps[-1]), checkpoints=cps))

@@ -40,7 +40,7 @@ from ..recipes import Recipe, RunStore, settings, store_of
 from ..recipes.linear import checkpoint_identity, gr_data
 from ..recipes import iterate_chain
 from ..evidence import Outcome, Series, beta_text
-from ..optim import OptimizerSpec
+from ..optim import OptimizerSpec, info
 from ..optim.backend import Float64
 from ..oracles import max_margin, normalized_margin
 from .prop import Example, run_property, sequential, step_progress
@@ -353,7 +353,7 @@ def signum_curves(Z: np.ndarray, p: dict, b: int, beta: float, steps: int, seed:
     (in `store`, default the process's run store); returns the checkpoints, the relative ℓ∞ gap
     (γ∞ − γ∞(w_t))/γ∞ and ‖w_t‖∞."""
     n = Z.shape[0]
-    spec = OptimizerSpec.from_params(p, batch_size=b if p["optimizer"] != "inc-adam" else None, beta1=beta,
+    spec = OptimizerSpec.from_params(p, batch_size=None if info(p["optimizer"]).batch == "one" else b, beta1=beta,
                                      beta2=beta, seed=seed).resolved(n)
     r = (store or RunStore.process()).run(settings.vector(Z, spec, steps, checkpoints=checkpoints))
     gamma = max_margin(Z, "linf").margin
@@ -401,7 +401,7 @@ def signum_beta_trend(ctx: CheckContext) -> Outcome:
         cert, bseed, u = ex
         Z = cert.dataset.Z
         n = Z.shape[0]
-        b = 1 if p["optimizer"] == "inc-adam" else (
+        b = 1 if info(p["optimizer"]).batch == "one" else (
             1 + bseed % n if p.get("batch_size", "drawn") == "drawn" else int(p["batch_size"]))
         m = n / b
         if "beta_fixed" in p:

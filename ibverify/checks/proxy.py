@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from .. import IbverifyError
 from ..claims import CheckContext
 from ..strategies import linear as S
+from ..optim import info
 from ..recipes import DataRecipe, store_of
 from ..recipes.paper1 import listed_run, spec_of, steps_of
 from ..recipes.settings import claim_datasets, vector
@@ -203,7 +204,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
             figures.update({f"{key}_cos_fp": c_fp[-1], f"{key}_cos_l2": c_l2[-1], f"{key}_cos_linf": c_li[-1],
                             f"{key}_linf_gap": gap_li[-1], f"{key}_horizon": float(out.horizon),
                             f"{key}_min_margin": seen["margin"]})
-            if r["optimizer"] == "inc-adam":   # the proxy regime (Fig. 3 reading): N(1 − β2) ≪ 1
+            if info(r["optimizer"]).batch == "one":   # per-sample Adam, the proxy regime (Fig. 3): N(1 − β2) ≪ 1
                 figures[f"{key}_N_one_minus_beta2"] = Z.shape[0] * (1 - float(r.get("beta2", 0.999)))
             if p.get("beats"):
                 figures[f"{key}_cos_linf_bound"] = bound

@@ -33,7 +33,7 @@ def steps_of(r: Mapping[str, Any], n: int) -> int:
     """`steps`, or `epochs` × batches per epoch."""
     if "steps" in r:
         return int(r["steps"])
-    b = r.get("batch_size") or (1 if r["optimizer"] in ("inc-adam", "adam") else n)
+    b = r.get("batch_size") or spec_of(r).resolved(n).batch_size   # the row's batch size on n samples
     return int(r["epochs"]) * max(1, n // int(b))
 
 
