@@ -34,6 +34,12 @@ class RunStore:
         self._data: dict[str, Dataset] = {}
         self._lineage: dict[str, list[Run]] = {}   # block runs by lineage
 
+    def __reduce__(self):
+        """A store travels (in a pickled check context or example task, to a Dask worker) as a reference to the
+        process store of the process it arrives in, never with its runs: runs cross processes through
+        $IBVERIFY_RUNS, and a store another thread is filling cannot be pickled consistently."""
+        return (RunStore.process, ())
+
     @classmethod
     def process(cls) -> "RunStore":
         """The store shared by every check of this process that was given none."""

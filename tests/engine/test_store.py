@@ -96,6 +96,18 @@ def test_store_run_equals_the_engine_run_and_is_made_once(monkeypatch):
     assert np.array_equal(w, run(data.Z, vec.spec, 50, checkpoints=5).ws[-1])
 
 
+def test_a_store_pickles_as_the_receiving_process_store_without_its_runs(monkeypatch):
+    """A check context holding a store is pickled into Dask example tasks: the store must not travel with its runs
+    (a store another thread fills cannot be pickled: 'dictionary changed size during iteration')."""
+    import pickle
+
+    monkeypatch.delenv("IBVERIFY_RUNS", raising=False)
+    store = RunStore()
+    store.run(BASE)
+    blob = pickle.dumps({"store": store})
+    assert len(blob) < 200 and pickle.loads(blob)["store"] is RunStore.process()
+
+
 def test_checkpoint_paths_resume_only_an_existing_file(tmp_path):
     a = RunStore.checkpoint(tmp_path, "claim.x", b"run-a")
     assert a["resume"] is False and a["save_to"].startswith(str(tmp_path / "claim.x"))
