@@ -46,7 +46,6 @@ for the hybrids: Δθ = −ν_t · (−LMO(m)) in its own geometry for every nor
 
 from __future__ import annotations
 
-import inspect
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -471,14 +470,7 @@ class Optimizer:
 
 def _legacy(tr) -> bool:
     """A transform of the old protocol: `update(x, state, t, ctr[, params])` (four required arguments)."""
-    if isinstance(tr, (Chain, Partition)):
-        return False
-    try:
-        ps = inspect.signature(tr.update).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    req = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
-    return len(req) == 4 and not any(p.kind == p.VAR_KEYWORD for p in ps)
+    return not isinstance(tr, (Chain, Partition)) and _protocol.old_protocol(tr)
 
 
 class _Legacy(Transform):

@@ -16,6 +16,7 @@ log frame). `chain` composes either.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 
@@ -39,3 +40,14 @@ class Chain:
 def chain(*ts) -> Chain:
     """The transforms `ts` in order, as one transform (vector or block transforms alike)."""
     return Chain(*ts)
+
+
+def old_protocol(tr) -> bool:
+    """A transform of a protocol before issue 32 (a user's file): an `update` of four required positional arguments
+    and no `**extra` (vector: `update(u, grad, state, t)`; block: `update(x, state, t, ctr)`)."""
+    try:
+        ps = inspect.signature(tr.update).parameters.values()
+    except (TypeError, ValueError, AttributeError):
+        return False
+    req = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return len(req) == 4 and not any(p.kind == p.VAR_KEYWORD for p in ps)

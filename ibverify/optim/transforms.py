@@ -17,11 +17,10 @@ the same chain is the numpy reference and the arbitrary-precision oracle.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from .protocol import Chain, chain  # noqa: F401  (the one chain builder, re-exported: T.chain)
+from .protocol import Chain, chain, old_protocol  # noqa: F401  (the one chain builder, re-exported: T.chain)
 
 
 @dataclass
@@ -201,12 +200,7 @@ def add_decayed_weights(xp, weight_decay: float) -> Transform:
 
 def _legacy(tr) -> bool:
     """A transform of the old protocol: `update(u, grad, state, t)` (four arguments, all required)."""
-    try:
-        ps = inspect.signature(tr.update).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    req = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
-    return len(req) == 4 and not any(p.kind == p.VAR_KEYWORD for p in ps)
+    return old_protocol(tr)
 
 
 def legacy_prefix(ts: list) -> list:
