@@ -1,6 +1,9 @@
 """ibverify: numerical, repeatable verification of implicit-bias theorems for optimizers.
 
 Data flow: dataset -> run -> evidence -> verdict -> report.
+
+Python API (ibverify.api, docs/python-api.md; loaded on first use): ibverify.bias, ibverify.verify, ibverify.train,
+and ibverify.UserOptimizer for an optimizer made in a session.
 """
 
 __version__ = "0.1.0"

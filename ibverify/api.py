@@ -6,7 +6,7 @@
     r.to_json()       # == that whole JSON object (its seconds and cpu_seconds are this call's)
     r.plot()          # one matplotlib Figure per model
 
-    v = ibverify.verify(["baek.adam_l1_minmax"], tier="smoke")
+    v = ibverify.verify(["xie-li.adamw-box"], tier="smoke")
     v.rows            # == the `claims` rows of `ibverify verify … --json -` (results.json)
     v.as_expected     # every verdict the expected one
 
