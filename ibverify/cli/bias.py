@@ -24,6 +24,8 @@ USER_NOTE = ("your own optimizer: --optimizer path/to/file.py[:function] (defaul
              "(η_t = lr · t^(−lr_decay)); knobs = the defaults of the knobs it reads. Output: \"optimizer\" is its "
              "name, \"source\" the file (absolute path:function) and \"source_sha256\" its content's hash. "
              "Example: docs/examples/my_signum.py; protocol: docs/commands.md.")
+BIAS_MODELS = ("linear", "matrix", "two-layer")
+BIAS_TIERS = ("smoke", "fast")
 TIER_NOTE = ("smoke: 1e5 steps on every model; fast (default): linear 1e6, matrix 1e5, two-layer 3e5 steps, an "
              "undecided dataset extended ×10 once")
 
@@ -50,11 +52,11 @@ def add_bias_parser(sub) -> None:
     b.add_argument("--optimizer", required=True, metavar="NAME", action="append",
                    help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below); "
                         "repeatable: several optimizers, each answered on the same datasets")
-    b.add_argument("--tier", choices=("smoke", "fast"), default="fast", help=TIER_NOTE)
+    b.add_argument("--tier", choices=BIAS_TIERS, default="fast", help=TIER_NOTE)
     b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
     b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
                    help="generated datasets per model (default 3)")
-    b.add_argument("--model", action="append", choices=("linear", "matrix", "two-layer"), default=None,
+    b.add_argument("--model", action="append", choices=BIAS_MODELS, default=None,
                    help="only this model (repeatable; default: every model the optimizer's row supports)")
     b.add_argument("--data", default=None, metavar="FILE",
                    help="your own dataset instead: .npz (X, y) or .csv (label ±1 in the last column) for the linear "
@@ -129,18 +131,14 @@ def text(out: dict) -> str:
 
 
 def _specs(args) -> list:
-    """One OptimizerSpec per --optimizer, every name, knob and user file checked before any run."""
-    from .. import optfile
-    from ..optim.table import NAMES
-
-    for name in args.optimizer:
-        if name not in NAMES and not optfile.split(name):
-            raise IbverifyError(f"unknown optimizer {name!r}; use one of {', '.join(NAMES)}, or a file: "
-                                f"path/to/file.py[:function]")
-    from ..optim import OptimizerSpec
+    """One OptimizerSpec per --optimizer (optim.adapters.to_spec, as `ibverify.bias`), every name, knob and user file
+    checked before any run."""
+    from ..optim.adapters import check_name, to_spec
     from ..optim.userprobe import probe
 
-    specs = [OptimizerSpec.from_params(_knobs(args), name=name) for name in args.optimizer]
+    for name in args.optimizer:   # every name before any file is loaded
+        check_name(name)
+    specs = [to_spec(name, _knobs(args), what="--optimizer", probe=False) for name in args.optimizer]
     for spec in specs:
         probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
     return specs
@@ -152,6 +150,30 @@ def _workers(args) -> int:
     return args.workers or 1
 
 
+def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3, data_file: str | None = None,
+            models: list[str] | None = None, quiet: bool = False, workers: int = 1, scheduler: str | None = None,
+            on_cluster=lambda info: None) -> list[dict]:
+    """The command's output dicts, one per spec (what --json prints): runner.bias.identify_all's answers with the
+    knobs given, the wall-clock and CPU seconds. A progress bar on a terminal unless `quiet`. `ibverify bias` and the
+    Python API (`ibverify.bias`) both come here."""
+    from ..progress import Progress
+    from ..runner.bias import identify_all  # start-up time: numpy, numba, cvxpy
+
+    data = _load(data_file) if data_file is not None else None
+    label = "bias " + ", ".join(s.name for s in specs)
+    bar = Progress(label, enabled=False if quiet else None)
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        found = identify_all(specs, tier=tier, seed=seed, datasets=datasets, data=data, data_name=str(data_file or ""),
+                             models=models, say=bar.message, progress=bar.steps, workers=workers,
+                             scheduler=scheduler, on_cluster=on_cluster)
+    finally:
+        bar.close()
+    seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
+    return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
+             "seconds": seconds, "cpu_seconds": cpu} for a in found]
+
+
 def cmd_bias(args) -> int:
     specs = _specs(args)
     workers = _workers(args)
@@ -160,12 +182,6 @@ def cmd_bias(args) -> int:
         from ..report.bias import check_folder  # start-up time: jinja2, matplotlib load only when it is written
 
         folder = check_folder(args.report)   # an unwritable folder is one line before any run
-    from ..progress import Progress
-    from ..runner.bias import identify_all, provenance  # start-up time: numpy, numba, cvxpy
-
-    data = _load(args.data) if args.data is not None else None
-    label = "bias " + ", ".join(s.name for s in specs)
-    bar = Progress(label, enabled=False if args.quiet else None)
     ran_on = ["this process"]
 
     def cluster(info: str) -> None:
@@ -173,18 +189,11 @@ def cmd_bias(args) -> int:
         if not args.quiet:
             print(info, file=sys.stderr, flush=True)
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    try:
-        answers = identify_all(specs, tier=args.tier, seed=args.seed, datasets=args.datasets, data=data,
-                               data_name=str(args.data or ""), models=args.model, say=bar.message,
-                               progress=bar.steps, workers=workers, scheduler=args.scheduler, on_cluster=cluster)
-    finally:
-        bar.close()
-    seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
-    outs = [{"optimizer": a["optimizer"], "knobs": _knobs(args), **{k: v for k, v in a.items() if k != "optimizer"},
-             "seconds": seconds, "cpu_seconds": cpu} for a in answers]
+    outs = answers(specs, _knobs(args), tier=args.tier, seed=args.seed, datasets=args.datasets, data_file=args.data,
+                   models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster)
     if folder is not None:
         from ..report.bias import render_bias_report
+        from ..runner.bias import provenance
 
         prov = provenance(getattr(args, "argv", None) or ["bias"], tier=args.tier, seed=args.seed,
                           datasets=args.datasets, data_file=args.data, ran_on=ran_on[0])

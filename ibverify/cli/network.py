@@ -83,6 +83,12 @@ def _engine(args) -> str | None:
 def train(args) -> dict:
     """Run the options of `args` on their block model; returns the JSON-ready result (progress bar on a
     terminal). θ0 is drawn with --seed (zero for a degree-1 model)."""
+    return train_run(args)[0]
+
+
+def train_run(args) -> tuple[dict, object]:
+    """`train` with the engine's Run: (the JSON-ready result, the Run). `ibverify train --model` and the Python API
+    (`ibverify.train`) both come here."""
     import numpy as np  # start-up time: the parser and --help never import numpy
     from ..blocks import fro  # start-up time: numpy
     from ..geometry import analysis
@@ -135,7 +141,7 @@ def train(args) -> dict:
         k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=args.kkt_tau)
         out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
         out["kkt_trend"] = residual_trend(opt.geometry, model, run_, data)
-    return plain(out)
+    return plain(out), run_
 
 
 NET_CONVERGED = 0.05  # the network claims' rate bound: a Fenchel KKT residual at or below it counts as reached

@@ -58,16 +58,14 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split()) or "unknown error"
 
 
-def spec_from_args(args):
-    """The OptimizerSpec of the parsed options: every knob given, the table's defaults for the rest (an optimizer
-    file: its defaults, then the table's)."""
-    from ..optim import OptimizerSpec  # start-up time: numpy (the parser and --help never build a spec)
-    from ..optim.userprobe import probe
+def spec_from_args(args, what: str = "--optimizer"):
+    """The OptimizerSpec of the parsed options (optim.adapters.to_spec: `args.optimizer` is a name, a file or, from the
+    Python API, a UserOptimizer or OptimizerSpec): every knob given, the table's defaults for the rest (an optimizer
+    file: its defaults, then the table's); a user's chains take a first step (or one line and exit 2)."""
+    from ..optim.adapters import to_spec  # start-up time: numpy (the parser and --help never build a spec)
 
-    spec = OptimizerSpec.from_params({k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
-                                     name=args.optimizer)
-    probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
-    return spec
+    return to_spec(args.optimizer, {k: getattr(args, k) for k in KNOBS if getattr(args, k, None) is not None},
+                   what=what)
 
 
 def add_intercept_option(parser) -> None:

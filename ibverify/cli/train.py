@@ -213,9 +213,22 @@ def _train_summary(name, r, D, out) -> list[str]:
 
 
 def cmd_train(args) -> int:
-    import numpy as np  # start-up time: the parser and --help never import numpy
     if args.model is not None:
         return run_network(args)
+    out, r, D, notes = train_linear(args)
+    if args.json:  # stdout stays pure JSON; the notes go to stderr
+        dump(out)
+        for note in notes:
+            say(note)
+    else:
+        print("\n".join(_train_summary(args.optimizer, r, D, out) + notes))
+    return 0
+
+
+def train_linear(args) -> tuple[dict, object, object, list[str]]:
+    """`train` without --model: (the --json output, the engine's Run, the dataset, the notes and warnings).
+    `ibverify train` and the Python API (`ibverify.train`) both come here."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
     from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
     from ..progress import Progress  # start-up time: tqdm
 
@@ -233,7 +246,8 @@ def cmd_train(args) -> int:
     # the kernels compile (or load from numba's cache) at their first call: timed apart from the run (in a store
     # of its own: a one-step run is no part of this command's)
     compile_s, compiled = first_call(lambda: RunStore().run(recipe.replace(steps=1, checkpoints=2)))
-    bar = Progress(args.optimizer, enabled=None if not args.quiet else False)
+    label = args.optimizer if isinstance(args.optimizer, str) else spec.name   # the Python API: an object
+    bar = Progress(label, enabled=None if not args.quiet else False)
     try:
         r = store.run(recipe, progress=bar.steps, save_to=args.checkpoint, save_every=args.checkpoint_every,
                       resume=args.resume)
@@ -269,12 +283,4 @@ def cmd_train(args) -> int:
         notes.append(f"note: the direction is still moving ({ang} between steps {mv['from_step']} and "
                      f"{mv['to_step']}, > {STILL_MOVING_RAD:g}): the run has not reached its limit; a longer "
                      f"horizon gets closer")
-    if args.json:  # stdout stays pure JSON; the notes go to stderr
-        dump(out)
-        for note in notes:
-            say(note)
-    else:
-        print("\n".join(_train_summary(args.optimizer, r, D, out) + notes))
-    return 0
-
-
+    return out, r, D, notes

@@ -22,16 +22,8 @@ def cmd_verify(args) -> int:
     from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
     profile = profiles.load(args.profile)
-    if args.data is not None:
-        args.ids = args.ids or [DATA_PREFIX]
-    elif args.intercept:
-        raise IbverifyError("--intercept applies to --data FILE only")
-    claims = registry.select(registry.load_registry(args.claims_dir), args.ids, args.tier)
-    if args.data is not None:
-        claims = on_user_data(claims, args)
+    claims = select_claims(args)
     args.report = args.report or "reports"
-    if not claims:
-        raise IbverifyError(f"no claims in tier '{args.tier}'")
     workers = _workers(args)
     cache = _cache_root(args)
     if cache is not None:  # in-run checkpoints of resumable checks go to the same place
@@ -85,6 +77,21 @@ def cmd_verify(args) -> int:
 
 
 DATA_PREFIX = "data."  # the claims that run on one dataset, a user's with --data
+
+
+def select_claims(args) -> list:
+    """The claims to run: `args.ids` (ids or prefixes; none: every claim) of `args.tier`, on the user's dataset with
+    --data (on_user_data). `ibverify verify` and the Python API (`ibverify.verify`) both come here."""
+    if args.data is not None:
+        args.ids = args.ids or [DATA_PREFIX]
+    elif args.intercept:
+        raise IbverifyError("--intercept applies to --data FILE only")
+    claims = registry.select(registry.load_registry(args.claims_dir), args.ids, args.tier)
+    if args.data is not None:
+        claims = on_user_data(claims, args)
+    if not claims:
+        raise IbverifyError(f"no claims in tier '{args.tier}'")
+    return claims
 
 
 def on_user_data(claims: list, args) -> list:
