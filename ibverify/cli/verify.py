@@ -352,7 +352,8 @@ def add_verify_parser(sub) -> None:
                    help="refresh a baseline (e.g. ci/baseline-full.json) in place: run, in its tier and seed, only the "
                         "claims whose row is missing or whose check hash differs from the code's, merge their rows "
                         "(the others stay byte for byte), drop rows of claims gone from the registry; refused while "
-                        "the checkout has uncommitted changes (a dirty row never enters a baseline)")
+                        "the checkout has uncommitted changes (a dirty row never enters a baseline); writes no "
+                        "report folder unless --report DIR")
     v.add_argument("--allow-dirty", action="store_true",
                    help="with --stale: merge rows made from uncommitted code anyway (never for a committed baseline)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no verdict lines")

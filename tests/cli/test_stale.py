@@ -116,6 +116,8 @@ def test_rows_carry_provenance_horizons_and_example_counts(registry, tmp_path):
     assert "horizons" not in rows["t.plain-a"]["outcome"]   # no example judged at a horizon
     s = data["summary"]["examples"]
     assert s == {"supported": late["counts"]["supported"], "contradicted": 0, "inconclusive": 0, "set_aside": 0}
+    page = (tmp_path / "rep" / "claims" / "t.late.html").read_text()   # the claim page shows both
+    assert "decided at horizon" in page and "CPU time" in page and " supported" in page
 
 
 def test_an_undecided_example_records_no_deciding_horizon(registry, tmp_path):
@@ -243,3 +245,20 @@ def test_fresh_gate_fails_on_a_doctored_hash_and_a_missing_claim(registry, tmp_p
     assert "(report only: not failing)" in capsys.readouterr().out
     assert main([*gate, str(short), str(base)]) == 2          # --fresh compares with the code, not a run
     assert main(["--claims-dir", str(registry), "compare", str(base)]) == 2
+
+
+def test_on_dask_rows_carry_cpu_seconds_and_the_same_horizons(registry, tmp_path, monkeypatch):
+    """Claims as Dask tasks (examples as tasks too): cpu_s is the claim task's thread time plus its example tasks';
+    the horizons are the sequential run's."""
+    import os
+
+    mods = str(registry.parent / "mods")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([mods, os.environ.get("PYTHONPATH", "")]))
+    seq = make_baseline(registry, tmp_path / "seq.json")
+    assert main(["--claims-dir", str(registry), "verify", "--tier", "smoke", "--workers", "2", "--no-cache", "-q",
+                 "--json", str(tmp_path / "dask.json"), "--report", str(tmp_path / "rep2")]) == 0
+    dask = json.loads((tmp_path / "dask.json").read_text())
+    for a, b in zip(seq["claims"], dask["claims"], strict=True):
+        assert a["outcome"] == b["outcome"]           # horizons and counts included
+        assert b["cpu_s"] is not None and b["cpu_s"] >= 0 and b["created"]
+    assert dask["summary"]["examples"] == seq["summary"]["examples"]
