@@ -128,7 +128,9 @@ def cmd_stale(args, profile) -> int:
         named = {c.id for c in registry.select(everything, args.ids, args.tier)}
         wanted = [i for i in wanted if i in named]
     todo = [c for c in everything if c.id in set(wanted)]
-    say = print   # what runs, what is dropped, what was merged: the command's output, also with --quiet
+    def say(line: str) -> None:   # what runs, is dropped, was merged: the command's output, also with --quiet
+        print(line, file=sys.stderr if args.json == "-" else sys.stdout, flush=True)
+
     for line in fresh.lines():
         if not line.startswith(("MISSING", "STALE", "DIRTY")) or line.split()[1].rstrip(":") in set(wanted):
             say(line)
@@ -146,9 +148,11 @@ def cmd_stale(args, profile) -> int:
     rows = results["claims"] if results else []
     dirty = [r["id"] for r in rows if r.get("dirty") is not False]
     if dirty and not args.allow_dirty:
+        saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))   # hours of work kept
         raise IbverifyError(f"refusing to merge into {path}: {len(dirty)} row(s) made from uncommitted code "
                             f"({dirty[0]}{' …' if len(dirty) > 1 else ''}; reused from the resume cache of an "
-                            "earlier run? run again with --no-cache); the baseline is unchanged")
+                            f"earlier run? run again with --no-cache); the baseline is unchanged, the run is saved in "
+                            f"{saved}")
     merged_rows = [r for r in rows if r["verdict"] != "error"]
     kept_errors = [r["id"] for r in rows if r["verdict"] == "error"]
     new = {r["id"]: r for r in merged_rows}

@@ -207,6 +207,8 @@ def test_stale_refuses_a_dirty_row_from_the_run(registry, tmp_path, monkeypatch,
     assert verify(registry, "--stale", str(base)) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "refusing to merge" in err and base.read_bytes() == stamp
+    kept = load_results(tmp_path / "base.unmerged.json")   # the run is not lost
+    assert [r["id"] for r in kept["claims"]] == ["t.plain-a"]
 
 
 def test_stale_takes_the_baselines_tier_and_seed(registry, tmp_path, capsys):
