@@ -259,7 +259,7 @@ def verify(ids: str | list[str] | None = None, *, tier: str = "fast", seed: int 
     from .runner.verify import verify as run_claims
 
     args = argparse.Namespace(ids=_names(ids, "ids") or [], tier=_choice(tier, ("smoke", "fast", "full"), "tier"),
-                              data=_path(data, "data"), intercept=bool(intercept),
+                              seed=_count(seed, "seed"), data=_path(data, "data"), intercept=bool(intercept),
                               claims_dir=_path(claims_dir, "claims_dir"), quiet=True, report=_path(report, "report"),
                               no_cache=False, cache=None, resume=False)
     profile = profiles.load(None)
@@ -267,7 +267,7 @@ def verify(ids: str | list[str] | None = None, *, tier: str = "fast", seed: int 
     cache = _cache_root(args)
     if cache is not None:   # as `ibverify verify --tier full`: in-run checkpoints of resumable checks go there too
         os.environ["IBVERIFY_CACHE"] = str(cache)
-    results = run_claims(claims, args.tier, _count(seed, "seed"), workers=_count(workers, "workers", 1),
+    results = run_claims(claims, args.tier, args.seed, workers=_count(workers, "workers", 1),
                          cache=cache, profile=profile,
                          runtimes=_earlier_runtimes(argparse.Namespace(report=args.report or "reports",
                                                                        tier=args.tier)))

@@ -133,6 +133,9 @@ class CheckContext:
     map_examples: Callable[[Callable, list], list] | None = None
     store: Any = None      # the run store (ibverify.recipes.RunStore); None: the process's store
     registry: Mapping[str, "Claim"] | None = None  # claims by id, for checks over other claims' runs
+    # {decision, horizon, reached} of each example judged at a horizon (prop.sequential), appended by
+    # prop.run_property; the results row carries them as outcome.horizons (shared with family() contexts)
+    horizons: list = field(default_factory=list, repr=False, compare=False)
 
     def family(self, claim_id: str, **overrides) -> "CheckContext":
         """The context of another claim (its tier parameters, convention and hypothesis seed, `overrides` on top),

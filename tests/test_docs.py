@@ -46,11 +46,20 @@ def test_every_page_is_in_the_nav():
     assert not stray, f"pages not in mkdocs.yml's nav: {stray}"
 
 
+# Rendered before the site is built (docs/gen_full_report.py: .ci/run and the mkdocs hook), not in git: a link into
+# it is checked against what the generator writes, not against the working tree.
+GENERATED = ("full-report/",)
+
+
+def _generated(target: str) -> bool:
+    return target.startswith(GENERATED) or target.startswith(tuple(f"docs/{g}" for g in GENERATED))
+
+
 @pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
 def test_relative_links_point_at_files(page):
     text = re.sub(r"```.*?```", "", (DOCS / page).read_text(), flags=re.S)
     for target in re.findall(r"\]\(([^)\s]+)\)", text):
-        if re.match(r"[a-z]+:|#", target):
+        if re.match(r"[a-z]+:|#", target) or _generated(target) and target.split("#")[0] == "full-report/index.html":
             continue
         path = target.split("#")[0]
         assert (DOCS / path).exists(), f"{page}: link to {target}, which is not under docs/"
@@ -118,6 +127,8 @@ def test_every_path_a_page_cites_is_in_the_repository(page):
     cited |= set(re.findall(r"(?<![\w/.-])((?:\.\./|[\w-]+/)*[\w.-]+\.md)\b", text))
     cited |= {t for t in re.findall(r"`([^`\s]+)`", text) if t.startswith("../")}
     for target in sorted(cited):
+        if _generated(target) and target.endswith("full-report/index.html"):   # rendered at build (see GENERATED)
+            continue
         where = [(base / target).resolve() for base in (page.parent, ROOT, DOCS)]
         inside = [w for w in where if w.is_relative_to(ROOT) and w.exists()]
         assert inside, f"{page.relative_to(ROOT)} cites {target}, which is not a file of the repository"
@@ -167,3 +178,65 @@ def test_the_quick_start_report_path_is_where_verify_writes_it(tmp_path, monkeyp
     capsys.readouterr()
     assert rc == 0
     assert (tmp_path / "reports" / "index.html").is_file() and (tmp_path / "reports" / "results.json").is_file()
+
+
+# ---------------------------------------------------------------- issue 34: the full record, generated
+
+
+def _gen_full():
+    spec = importlib.util.spec_from_file_location("gen_full_report", DOCS / "gen_full_report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_full_tier_section_equals_the_baseline_and_the_code():
+    """docs/full-tier.md's generated section is what gen_full_report makes of ci/baseline-full.json and this code's
+    check hashes (gen_full_report --check): no hand-typed figure, and a changed check shows up as a stale row."""
+    gen = _gen_full()
+    text = (DOCS / "full-tier.md").read_text(encoding="utf-8")
+    assert gen.START in text and gen.END in text
+    assert gen.render(text, *gen._inputs()) == text, "run: python docs/gen_full_report.py --section"
+
+
+class _Stub:
+    def __init__(self, cid: str, h: str, tiers=("full",)):
+        self.id, self._h, self.tiers = cid, h, {t: {} for t in tiers}
+
+    def check_hash(self) -> str:
+        return self._h
+
+
+def _row(cid: str, h: str) -> dict:
+    return {"id": cid, "check_hash": h, "verdict": "holds", "expect": "holds", "as_expected": True, "runtime_s": 60.0,
+            "commit": "abc1234def", "dirty": False, "created": "2026-12-02T00:00:00Z",
+            "outcome": {"figure": "a | b"}}
+
+
+def test_full_tier_section_says_whether_the_baseline_is_current():
+    gen = _gen_full()
+    rows = [_row("a.one", "h1"), _row("a.two", "h2")]
+    base = {"tier": "full", "seed": 0, "created": "2026-12-02T00:00:00Z", "claims": rows,
+            "summary": {"total": 2, "as_expected": 2, "unexpected": 0, "errors": 0}}
+    fresh = gen.section(base, [_Stub("a.one", "h1"), _Stub("a.two", "h2"), _Stub("a.fast-only", "h", ("fast",))])
+    assert "baseline is current" in fresh and "predates" not in fresh and "`abc1234`" in fresh
+    assert "| `a.one` | holds | yes | current | 60 s | a \\| b |" in fresh
+    stale = gen.section(base, [_Stub("a.one", "h1"), _Stub("a.two", "doctored"), _Stub("a.three", "h3")])
+    assert "**The committed full baseline predates the current rules:**" in stale
+    assert "Stale (1): `a.two`." in stale and "Missing (1): `a.three`." in stale
+    assert "| `a.three` | — | — | missing |" in stale
+
+
+def test_the_full_report_is_generated_not_committed():
+    import subprocess
+
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "docs/full-report"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert listed.stdout.strip() == "", "docs/full-report/ is rendered by docs/gen_full_report.py, not committed"
+    assert "docs/full-report/" in (ROOT / ".gitignore").read_text()
+    assert "docs/gen_full_report.py" in (ROOT / "mkdocs.yml").read_text()      # the hook renders it before a build
+    run = (ROOT / ".ci" / "run").read_text()
+    render = re.search(r"^python3 docs/gen_full_report\.py(\s+#.*)?$", run, re.M)   # renders (not --check)
+    assert render and render.start() < run.index("mkdocs build --strict")
+    assert "ibverify compare --fresh ci/baseline-full.json --report-only" in run

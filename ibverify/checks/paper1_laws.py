@@ -32,7 +32,7 @@ from ..optim import OptimizerSpec
 from ..oracles import max_margin
 from ..theory import fixed_point
 from .per_sample import beta2_strategy, signum_curves, signum_decision, signum_horizon, signum_tolerances
-from .prop import Example, decide, run_property, sequential
+from .prop import Example, decide, record_horizons, run_property, sequential
 from .rules import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, judge_gap, settled, tally,
                     value_before)
 
@@ -503,6 +503,7 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
             return Example(d.word != CONTRADICTED, {}, reason=d.reason, decision=d.word)
 
         e = sequential(judge_at, steps, steps * 10 ** int(p.get("extensions", 1)))
+        record_horizons(ctx, [e])
         r, x, y = seen["r"], seen["x"], seen["y"]
         words.append(e.word)
         rows.append({"data seed": int(s), "steps": int(r.horizon), f"{q} at horizon": float(y[-1]),
@@ -600,6 +601,7 @@ def proxy_prop43(ctx: CheckContext) -> Outcome:
                           ylabel="Σ_{T/10<t≤T} η_t ‖∇L‖²_P⁻¹", group="decade sums of η‖∇L‖²_P⁻¹"),
                    Series(f"seed {s}: ‖∇L‖²_P⁻¹ / L", x.tolist(), Q["sq_ratio"].tolist(), ylabel="‖∇L‖²_P⁻¹ / L",
                           group="squared ratio (a data constant, ≤ maxᵢ‖zᵢ‖₁/√N)")]
+    record_horizons(ctx, examples)
     verdict, text, counts = decide(examples, p.get("min_supported"))
     fig = ("; ".join(f"{e.description}: {e.word} (L {e.figures['L']:.3g}, ‖w‖ {e.figures['norm']:.3g}, last-decade Σ "
                      f"{e.figures['decade_sum']:.3g}, ‖∇L‖²_P⁻¹/L {e.figures['sq_ratio']:.3g})" for e in examples)

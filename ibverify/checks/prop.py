@@ -7,7 +7,9 @@ contradicted"), so an example that has not yet shown its limit never refutes a c
 evaluated examples, the contradicted one (hypothesis replays the shrunk counterexample last) and the claim-level
 tally (rules.tally: holds needs ≥ `min_supported` supported examples, default two thirds of those judged).
 Examples the check sets aside (outside its hypotheses) make hypothesis draw others, up to `set_aside_cap`.
-`sequential(judge_at, steps, cap)` extends an inconclusive example ×10 up to the tier's cap. Settings come from the
+`sequential(judge_at, steps, cap)` extends an inconclusive example ×10 up to the tier's cap; each example
+records the horizon that decided it, and `run_property` collects them (ctx.horizons → the row's outcome.horizons).
+Settings come from the
 active hypothesis
 profile (`ci`: seeded from the claim id and ctx.seed, so every run is identical; `dev`: random) and the
 tier's `examples` / `shrink` parameters.
@@ -103,6 +105,21 @@ def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | 
             ex.figures = {**ex.figures, "horizon": float(T)}
             return ex
         T *= 10
+
+
+def record_horizons(ctx: CheckContext, examples: list[Example]) -> None:
+    """Append to ctx.horizons, for each example judged at a horizon (by `sequential`, or a check that sets
+    `decided_at` itself), its decision, the horizon that decided it (None: not decided, inconclusive at the largest
+    horizon reached) and the largest horizon it was judged at. The results row carries them as outcome.horizons."""
+    out = getattr(ctx, "horizons", None)
+    if out is None:
+        return
+    for e in examples:
+        reached = e.figures.get("horizon")
+        if e.decided_at is None and reached is None:
+            continue
+        out.append({"decision": e.word, "horizon": None if e.decided_at is None else int(e.decided_at),
+                    "reached": int(reached) if reached is not None else int(e.decided_at)})
 
 
 def step_progress(ctx: CheckContext, label: str):
@@ -235,10 +252,12 @@ def run_property(ctx: CheckContext, strategy, evaluate: Callable[[Any], Example]
         if len(seen) >= 2 and _same_example(seen[-2], seen[-1]):
             seen.pop()  # hypothesis replays the failing example once more at the end: keep it once
         _, text, counts = decide(seen, ctx.params.get("min_supported"))
+        record_horizons(ctx, seen)
         return PropertyResult(False, seen, seen[-1], "", counts)
     except (_SetAsideEnough, Unsatisfiable):   # too many drawn examples outside the hypotheses: decided below
         pass
     verdict, text, counts = decide(seen, ctx.params.get("min_supported"), requested, len(set_aside or ()))
+    record_horizons(ctx, seen)
     return PropertyResult(verdict is True, seen, None, "" if verdict is not None else text, counts)
 
 

@@ -33,7 +33,7 @@ from ..jsonio import plain
 from ..oracles import max_margin, normalized_margin
 from ..theory import certificate, fixed_point, metric, padam, symbolic
 from ..theory.linf_set import max_cos_bound
-from .prop import Example, run_property, sequential
+from .prop import Example, record_horizons, run_property, sequential
 from .rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, judge_gap, tally
 
 # ---------------------------------------------------------------- data, references, runs
@@ -195,6 +195,7 @@ def proxy_direction(ctx: CheckContext) -> Outcome:
 
             T0 = steps_of(r, Z.shape[0])
             e = sequential(judge_at, T0, T0 * 10 ** int(p.get("extensions", 1)))
+            record_horizons(ctx, [e])
             out, c_fp, c_l2, c_li, gap_li, bound = (seen[k] for k in ("out", "c_fp", "c_l2", "c_li", "gap_li", "cb"))
             x = out.checkpoints
             words.append(e.word)

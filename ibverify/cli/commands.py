@@ -124,8 +124,18 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ..report import compare_command  # start-up time: the report package (jsonschema)
+    from ..report import compare_command, fresh_command  # start-up time: the report package (jsonschema)
 
+    if args.fresh:
+        if args.results is not None:
+            raise IbverifyError("compare --fresh takes the baseline only (it is compared with the code, not a run)")
+        from ..claims import load_registry  # late-bound, as in cmd_claims
+
+        return fresh_command(args.baseline, load_registry(args.claims_dir), report_only=args.report_only)
+    if args.report_only:
+        raise IbverifyError("--report-only applies to compare --fresh only")
+    if args.results is None:
+        raise IbverifyError("compare needs BASELINE and RESULTS (or --fresh BASELINE)")
     return compare_command(args.baseline, args.results)
 
 
@@ -176,7 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     cp = sub.add_parser("compare", help="regression gate: compare results against a baseline")
     cp.add_argument("baseline", help="baseline results JSON (e.g. ci/baseline-fast.json)")
-    cp.add_argument("results", help="results JSON of this run")
+    cp.add_argument("results", nargs="?", default=None, help="results JSON of this run")
+    cp.add_argument("--fresh", action="store_true",
+                    help="freshness gate instead: fail (exit 1), naming the claims, when the baseline lacks a claim "
+                         "of its tier, holds a row whose check hash differs from the code's, a row made from "
+                         "uncommitted code, or a row of a claim no longer in the registry")
+    cp.add_argument("--report-only", action="store_true", help="with --fresh: print the same lines, exit 0")
     cp.set_defaults(func=cmd_compare)
     return p
 

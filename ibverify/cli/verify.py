@@ -22,8 +22,30 @@ def cmd_verify(args) -> int:
     from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
     profile = profiles.load(args.profile)
+    if args.stale is not None:
+        return cmd_stale(args, profile)
+    if args.allow_dirty:
+        raise IbverifyError("--allow-dirty applies to --stale BASELINE only")
     claims = select_claims(args)
     args.report = args.report or "reports"
+    results, elapsed = _run(claims, args, profile, verify)
+    s = results["summary"]
+    out = Path(args.report)
+    index = _write_outputs(results, out, args.json, replace=not args.ids)
+    if not args.quiet:
+        print(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
+              f"({s['inconclusive']} inconclusive, {s['errors']} errors) in {elapsed:.0f}s; report: {index}")
+    return _status(s)
+
+
+def _status(s: dict) -> int:
+    if s["unexpected"] == 0:
+        return 0
+    return 3 if s["unexpected"] == s["inconclusive"] else 1
+
+
+def _run(claims: list, args, profile, verify) -> tuple[dict, float]:
+    """Run `claims` as `verify` does (workers, cache, progress bar, verdict lines); (results, seconds)."""
     workers = _workers(args)
     cache = _cache_root(args)
     if cache is not None:  # in-run checkpoints of resumable checks go to the same place
@@ -65,23 +87,97 @@ def cmd_verify(args) -> int:
                          on_cluster=cluster, on_reused=reused, runtimes=_earlier_runtimes(args))
     finally:
         bar.close()
-    s = results["summary"]
-    out = Path(args.report)
-    index = _write_outputs(results, out, args.json, replace=not args.ids)
-    if not quiet:
-        print(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
-              f"({s['inconclusive']} inconclusive, {s['errors']} errors) in {bar.elapsed():.0f}s; report: {index}")
-    if s["unexpected"] == 0:
+    return results, bar.elapsed()
+
+
+def cmd_stale(args, profile) -> int:
+    """`verify --stale BASELINE`: run the claims of the baseline's tier whose row is missing, stale (check hash) or
+    dirty (report.freshness), merge their rows into BASELINE (other rows left byte for byte as they are; rows of
+    claims gone from the registry dropped, said so) and write it back. Never merges a row made from uncommitted code
+    unless --allow-dirty (refused before anything runs, one line, exit 2), nor an error row (the old row stays, the
+    claim stays stale). Exit status as `verify`'s, over the claims run."""
+    from ..report.freshness import freshness  # start-up time: the report package
+    from ..report.schema import load_results, summarize, write_results
+    from ..runner.claim import provenance
+    from ..runner.verify import verify
+
+    path = Path(args.stale)
+    base = load_results(path)
+    if args.data is not None:
+        raise IbverifyError("--stale refreshes a baseline of the registry's claims; it does not take --data")
+    if args.tier is not None and args.tier != base["tier"]:
+        raise IbverifyError(f"--stale {path} is a {base['tier']}-tier baseline; --tier {args.tier} differs "
+                            f"(leave --tier out: --stale runs the baseline's tier)")
+    if args.seed is not None and args.seed != base["seed"]:
+        raise IbverifyError(f"--stale {path} holds seed {base['seed']}; --seed {args.seed} differs")
+    args.tier, args.seed = base["tier"], base["seed"]
+    everything = registry.load_registry(args.claims_dir)
+    fresh = freshness(base, everything)
+    wanted = fresh.rerun
+    if args.ids:   # only these (ids or prefixes) of the claims to run
+        named = {c.id for c in registry.select(everything, args.ids, args.tier)}
+        wanted = [i for i in wanted if i in named]
+    todo = [c for c in everything if c.id in set(wanted)]
+    def say(line: str) -> None:   # what runs, is dropped, was merged: the command's output, also with --quiet
+        print(line, file=sys.stderr if args.json == "-" else sys.stdout, flush=True)
+
+    for line in fresh.lines():
+        if not line.startswith(("MISSING", "STALE", "DIRTY")) or line.split()[1].rstrip(":") in set(wanted):
+            say(line)
+    if not todo and not fresh.dropped:
+        say(f"{path}: every {args.tier}-tier row is current; nothing to run")
         return 0
-    return 3 if s["unexpected"] == s["inconclusive"] else 1
+    if todo and not args.allow_dirty:
+        state = provenance()["dirty"]
+        if state is not False:
+            why = ("the checkout has uncommitted changes" if state else
+                   "cannot tell whether the code is committed (not a git checkout)")
+            raise IbverifyError(f"refusing to refresh {path}: {why}, so every row would be dirty and a dirty row "
+                                "never enters a baseline; commit first (or --allow-dirty)")
+    results, elapsed = _run(todo, args, profile, verify) if todo else (None, 0.0)
+    rows = results["claims"] if results else []
+    dirty = [r["id"] for r in rows if r.get("dirty") is not False]
+    if dirty and not args.allow_dirty:
+        saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))   # hours of work kept
+        raise IbverifyError(f"refusing to merge into {path}: {len(dirty)} row(s) made from uncommitted code "
+                            f"({dirty[0]}{' …' if len(dirty) > 1 else ''}; reused from the resume cache of an "
+                            f"earlier run? run again with --no-cache); the baseline is unchanged, the run is saved in "
+                            f"{saved}")
+    merged_rows = [r for r in rows if r["verdict"] != "error"]
+    kept_errors = [r["id"] for r in rows if r["verdict"] == "error"]
+    new = {r["id"]: r for r in merged_rows}
+    claims = [new.pop(r["id"], r) for r in base["claims"] if r["id"] not in set(fresh.dropped)]
+    claims += list(new.values())
+    out = {**base, "claims": claims, "summary": summarize(claims)}
+    if results:
+        out.update(created=results["created"], versions=results["versions"])
+    write_results(out, path)
+    if args.report is not None and results:   # the run's own rows, merged into that report folder
+        _write_outputs(results, Path(args.report), args.json)
+    elif args.json == "-" and results:
+        dump(results)
+    elif args.json and results:
+        from ..report.schema import write_results as write_json
+
+        write_json(results, args.json)
+    for i in fresh.dropped:
+        say(f"dropped {i}: no claim with a {args.tier} tier in the registry")
+    for i in kept_errors:
+        say(f"not merged {i}: error verdict (its old row, if any, stays; the claim stays stale)")
+    say(f"{path}: {len(merged_rows)} row(s) merged, {len(fresh.dropped)} dropped, {len(kept_errors)} error(s) not "
+        f"merged, {len(claims)} rows in all ({elapsed:.0f}s)")
+    return _status(summarize(rows)) if rows else 0
 
 
 DATA_PREFIX = "data."  # the claims that run on one dataset, a user's with --data
 
 
 def select_claims(args) -> list:
-    """The claims to run: `args.ids` (ids or prefixes; none: every claim) of `args.tier`, on the user's dataset with
-    --data (on_user_data). `ibverify verify` and the Python API (`ibverify.verify`) both come here."""
+    """The claims to run: `args.ids` (ids or prefixes; none: every claim) of `args.tier` (default fast; seed default
+    0), on the user's dataset with --data (on_user_data). `ibverify verify` and the Python API (`ibverify.verify`)
+    both come here."""
+    args.tier = args.tier or "fast"
+    args.seed = 0 if args.seed is None else args.seed
     if args.data is not None:
         args.ids = args.ids or [DATA_PREFIX]
     elif args.intercept:
@@ -130,7 +226,8 @@ def _earlier_runtimes(args) -> dict[str, float]:
     """Claim runtimes of an earlier run of this tier: the report folder's results.json, else
     ci/baseline-<tier>.json, else the fast tier's baseline (a proxy: the full tier's long claims are the fast
     tier's long claims); {} when none exists or is readable (only the start order depends on it)."""
-    tries = [(Path(args.report) / "results.json", args.tier), (Path("ci") / f"baseline-{args.tier}.json", args.tier),
+    tries = [(Path(args.report or "reports") / "results.json", args.tier),
+             (Path("ci") / f"baseline-{args.tier}.json", args.tier),
              (Path("ci") / "baseline-fast.json", "fast")]
     for path, tier in tries:
         try:
@@ -238,16 +335,17 @@ def _write_outputs(results: dict, out: Path, json_path: str | None, replace: boo
 def add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="run claims and write the report")
     v.add_argument("ids", nargs="*", help="claim ids (or prefixes ending in '.', e.g. baek.)")
-    v.add_argument("--tier", choices=("smoke", "fast", "full"), default="fast",
+    v.add_argument("--tier", choices=("smoke", "fast", "full"), default=None,
                    help="smoke: every claim at its smallest deciding sizes (about 2 min CPU); fast (default): "
-                        "minutes; full: long horizons, resume cache on")
+                        "minutes; full: long horizons, resume cache on (with --stale: the baseline's tier)")
     v.add_argument("--report", default=None, help="report folder (default reports/; with --data reports/data-<stem>/)")
     v.add_argument("--data", default=None, metavar="FILE",
                    help=f"run the {DATA_PREFIX}* claims (Adam's, Signum's and per-sample Adam's limits, with their "
                         "controls) on this .npz/.csv dataset instead of their default (scikit-learn's iris)")
     v.add_argument("--intercept", action="store_true", help="with --data: append a column of ones (a bias)")
     v.add_argument("--json", default=None, metavar="PATH", help="also write results JSON here ('-' for stdout)")
-    v.add_argument("--seed", type=int, default=0, help="seed of every generated example (default 0)")
+    v.add_argument("--seed", type=int, default=None, help="seed of every generated example (default 0; with --stale "
+                   "the baseline's)")
     v.add_argument("--profile", choices=("ci", "dev"), default=None,
                    help="hypothesis profile (default $HYPOTHESIS_PROFILE or ci: deterministic)")
     g = v.add_mutually_exclusive_group()
@@ -262,6 +360,14 @@ def add_verify_parser(sub) -> None:
                    help="use the resume cache ($IBVERIFY_CACHE or .ibverify-cache/; always on for --tier full)")
     c.add_argument("--cache", default=None, metavar="DIR", help="use the resume cache in DIR")
     c.add_argument("--no-cache", action="store_true", help="no resume cache, not even for --tier full")
+    v.add_argument("--stale", default=None, metavar="BASELINE",
+                   help="refresh a baseline (e.g. ci/baseline-full.json) in place: run, in its tier and seed, only the "
+                        "claims whose row is missing or whose check hash differs from the code's, merge their rows "
+                        "(the others stay byte for byte), drop rows of claims gone from the registry; refused while "
+                        "the checkout has uncommitted changes (a dirty row never enters a baseline); writes no "
+                        "report folder unless --report DIR")
+    v.add_argument("--allow-dirty", action="store_true",
+                   help="with --stale: merge rows made from uncommitted code anyway (never for a committed baseline)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no verdict lines")
     v.add_argument("--verbose", "-v", action="store_true", help="every progress message on stderr")
     v.set_defaults(func=cmd_verify)

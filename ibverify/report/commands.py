@@ -1,4 +1,4 @@
-"""Entry points for the CLI (`ibverify report`, `ibverify compare`) and the pytest plugin."""
+"""Entry points for the CLI (`ibverify report`, `ibverify compare [--fresh]`) and the pytest plugin."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .compare import compare
+from .freshness import freshness
 from .publishing import render_file
 from .schema import load_results
 
@@ -27,3 +28,16 @@ def compare_command(baseline_path: str | os.PathLike, results_path: str | os.Pat
         print(line, file=out)
     print(result.summary(), file=out)
     return 0 if result.ok else 1
+
+
+def fresh_command(baseline_path: str | os.PathLike, claims: list, report_only: bool = False,
+                  out: TextIO | None = None) -> int:
+    """`ibverify compare --fresh BASELINE.json`: one line per claim whose row is missing, stale (check hash), dirty or
+    of a claim gone from the registry (report.freshness); 0 if none, else 1 (always 0 with report_only)."""
+    out = out or sys.stdout
+    res = freshness(load_results(baseline_path), claims)
+    for line in res.lines():
+        print(line, file=out)
+    print(res.summary().replace("BASELINE", str(baseline_path))
+          + (" (report only: not failing)" if report_only and not res.ok else ""), file=out)
+    return 0 if res.ok or report_only else 1

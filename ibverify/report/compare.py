@@ -30,8 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..evidence import decision_counts
-from .schema import error_line, validate_results
+from .schema import error_line, row_counts, validate_results
 
 DEFAULT_RTOL = 0.05
 
@@ -67,16 +66,7 @@ def _figures(c: dict) -> dict:
 NOT_YET = ("inconclusive", "set_aside")   # the per-example counts that must not grow (outcome.counts keys)
 
 
-def example_counts(c: dict) -> dict | None:
-    """A row's per-example counts: outcome.counts, else (an older row) the same summary of outcome.decisions; None
-    when the row has neither (no outcome, or a check that judges no examples three-valued)."""
-    out = c.get("outcome") or {}
-    if "counts" in out:
-        return out["counts"]
-    try:
-        return decision_counts(out.get("decisions") or {})
-    except ValueError:
-        return None
+example_counts = row_counts   # a row's per-example counts (report.schema.row_counts)
 
 
 def _compare_counts(res: CompareResult, cid: str, old: dict | None, new: dict | None, ungated: list[str]) -> None:

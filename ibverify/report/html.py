@@ -214,14 +214,32 @@ class PlotView:
     log: bool
 
 
+def horizon_text(horizons: list[dict]) -> str:
+    """outcome.horizons in one line: how many examples each horizon decided, and how many none did, e.g.
+    `10⁵: 3 supported; 10⁶: 1 contradicted; not decided by 10⁷: 1`."""
+    groups: dict[tuple, int] = {}
+    for h in horizons:
+        key = (h.get("horizon") is None, h.get("horizon") if h.get("horizon") is not None else h.get("reached") or 0,
+               h.get("decision", ""))
+        groups[key] = groups.get(key, 0) + 1
+    parts = []
+    for (undecided, T, word), n in sorted(groups.items()):
+        parts.append(f"not decided by {T:.3g}: {n}" if undecided else f"{T:.3g}: {n} {word}")
+    return "; ".join(parts)
+
+
 def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = None) -> str:
     rows, repeats = unique_rows((c["outcome"] or {}).get("table") or [])
     cols: list[str] = []
     for r in rows:
         cols += [k for k in r if k not in cols]
     run = {"check": c["check"], "check_hash": c["check_hash"], "tier": c["tier"], "seed": c["seed"],
-           "runtime": _runtime(c["runtime_s"]), **({"run at": c["created"]} if c.get("created") else {})}
+           "runtime": _runtime(c["runtime_s"]),
+           **({"CPU time": _runtime(c["cpu_s"])} if c.get("cpu_s") is not None else {}),
+           **({"run at": c["created"]} if c.get("created") else {})}
     o = c["outcome"] or {}
+    if o.get("horizons"):
+        run["decided at horizon"] = horizon_text(o["horizons"])
     whole, per_example = figure_tables(o.get("figures") or {}, o.get("series"))
     return environment().get_template("claim.html.j2").render(
         c=c, names=names, plots=plots or [], table={"rows": rows, "cols": cols, "repeats": repeats}, run=run,

@@ -123,7 +123,7 @@ def validate_results(results: Any) -> dict:
             _fail(f"claims[{i}].id", f"duplicates {c['id']!r}")
         seen.add(c["id"])
     recomputed = summarize(claims)  # the summary is derived data: it must be what the rows say
-    for key in ("total", "as_expected", "unexpected", "errors", "inconclusive"):
+    for key in ("total", "as_expected", "unexpected", "errors", "inconclusive", "examples"):
         if key in summary and summary[key] != recomputed[key]:
             _fail(f"summary.{key}", f"is {summary[key]} but the claim rows give {recomputed[key]}")
     return results
@@ -137,11 +137,29 @@ def _counts_of(decisions: dict) -> dict | None | str:
 
 
 def summarize(rows: list[dict]) -> dict:
-    """The `summary` of a results dict from its claim rows."""
+    """The `summary` of a results dict from its claim rows: claims (total, as expected, unexpected, errors,
+    unexpected inconclusive verdicts) and `examples`, the per-example decisions summed over the rows
+    (outcome.counts, else what an older row's outcome.decisions gives; rows with neither add nothing)."""
+    examples = dict.fromkeys(("supported", "contradicted", "inconclusive", "set_aside"), 0)
+    for r in rows:
+        counts = row_counts(r)
+        for k in examples:
+            examples[k] += int((counts or {}).get(k, 0))
     return {"total": len(rows), "as_expected": sum(r["as_expected"] for r in rows),
             "unexpected": sum(not r["as_expected"] for r in rows),
             "errors": sum(r["verdict"] == "error" for r in rows),
-            "inconclusive": sum(r["verdict"] == "inconclusive" and not r["as_expected"] for r in rows)}
+            "inconclusive": sum(r["verdict"] == "inconclusive" and not r["as_expected"] for r in rows),
+            "examples": examples}
+
+
+def row_counts(row: dict) -> dict | None:
+    """A row's per-example counts: outcome.counts, else (an older row) the same summary of outcome.decisions; None
+    when the row has neither (no outcome, or a check that judges no examples three-valued)."""
+    out = row.get("outcome") or {}
+    if "counts" in out:
+        return out["counts"]
+    counts = _counts_of(out.get("decisions") or {})
+    return counts if isinstance(counts, dict) else None
 
 
 def error_line(error: str | None) -> str:

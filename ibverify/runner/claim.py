@@ -10,6 +10,7 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
@@ -63,17 +64,19 @@ def reproduce_command(claim: Claim, tier: str, seed: int = 0) -> str:
 
 def run_claim(claim: Claim, tier: str, seed: int = 0,
               progress: Callable[[str], None] = lambda m: None, cache: str | Path | None = None,
-              on_example: Callable[[], None] = lambda: None, map_examples=None) -> dict:
+              on_example: Callable[[], None] = lambda: None, map_examples=None,
+              clock: Callable[[], float] = time.process_time, extra_cpu: Callable[[], float] = lambda: 0.0) -> dict:
     """Run one claim's check; errors become verdict 'error' with a one-line message (never a pass).
 
     cache: the resume-cache root (None: off); the check's examples are stored and reused there
-    (ibverify.cache). The row itself is cached by `verify`, not here. map_examples: see CheckContext."""
+    (ibverify.cache). The row itself is cached by `verify`, not here. map_examples: see CheckContext.
+    The row's `cpu_s` is clock()'s advance over the check plus extra_cpu() (see CPU_SECONDS)."""
     params = claim.params_for(tier)
     ctx_params = {**claim.convention, **params}
     ctx = CheckContext(claim, tier, ctx_params, seed, progress,
                        cache=claim_cache(cache, claim, tier, seed), on_example=on_example,
                        map_examples=map_examples, store=RunStore.process())
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), clock()
     outcome, error = None, None
     files = claim.data_files()
     try:
@@ -87,7 +90,17 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
     changed = [f for f, h in claim.data_files().items() if files.get(f) != h]
     if changed:   # the row would name (and be cached under) content it was not computed from: an error, never stored
         outcome, error = None, f"data file {changed[0]} changed while the claim ran; run it again"
-    return claim_row(claim, tier, seed, outcome, error, time.perf_counter() - t0)
+    return claim_row(claim, tier, seed, outcome, error, time.perf_counter() - t0,
+                     cpu_s=clock() - c0 + extra_cpu(), horizons=ctx.horizons)
+
+
+CPU_SECONDS = """cpu_s: the CPU seconds the claim's check took. In this process (`--sequential`, `--workers 1`, the
+pytest plugin): time.process_time's advance over the check, every thread of the process (numba's and BLAS's
+threads included; cached examples cost nothing). On Dask: time.thread_time's advance of the worker thread that ran
+the claim's task (workers are single-threaded; another task that the same worker process runs meanwhile is not
+counted) plus, for examples evaluated as tasks, each example task's own thread_time, wherever it ran. Never wall
+time (runtime_s) and never the scheduler's or the client's time; a row reused from the resume cache keeps the
+CPU seconds of the run that computed it."""
 
 
 _PIN_LOCK = threading.Lock()
@@ -132,8 +145,11 @@ def claim_cache(root: str | Path | None, claim: Claim, tier: str, seed: int):
     return for_claim(root, claim, tier, seed, {**claim.convention, **claim.params_for(tier)})
 
 
-def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, runtime_s: float) -> dict:
-    """The results row of one claim (schema in docs/ARCHITECTURE.md)."""
+def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, runtime_s: float,
+              cpu_s: float | None = None, horizons: list | None = None) -> dict:
+    """The results row of one claim (schema in docs/ARCHITECTURE.md): with its provenance, the commit and dirty
+    flag of the checkout (`provenance`), `created` (UTC time the row was made), tier, seed, `cpu_s` (CPU_SECONDS;
+    None when unknown) and, for examples judged at horizons, outcome.horizons (prop.record_horizons)."""
     word = verdict(claim, outcome)
     try:
         chash = claim.check_hash()
@@ -150,8 +166,19 @@ def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, ru
         "expect": claim.expect, "verdict": word, "as_expected": as_expected(claim, word),
         "tier": tier, "params": params, "tolerances": claim.tolerances,
         "check": claim.check, "check_hash": chash, **data,
-        "runtime_s": round(runtime_s, 3), "seed": seed, **provenance(),
+        "runtime_s": round(runtime_s, 3), "cpu_s": None if cpu_s is None else round(cpu_s, 3), "seed": seed,
+        **provenance(), "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "reproduce": reproduce_command(claim, tier, seed),
-        "outcome": outcome.to_json() if outcome else None,
+        "outcome": _outcome_json(outcome, horizons),
         "error": error,
     }
+
+
+def _outcome_json(outcome, horizons: list | None) -> dict | None:
+    """The outcome as JSON, with `horizons` (one record per example judged at a horizon) when there are any."""
+    if not outcome:
+        return None
+    out = outcome.to_json()
+    if horizons:
+        out["horizons"] = [dict(h) for h in horizons]
+    return out

@@ -82,8 +82,10 @@ def claim_task(claim, tier: str, seed: int, cache: str | None, profile: str, exa
     events = _Events(claim.id)
     events._send({"started": 1})
     quiet_warnings()   # process-wide in the worker, like the filters above (catch_warnings is not thread-safe)
+    cpu = [0.0]   # CPU seconds of the claim's examples evaluated as tasks (runner.claim.CPU_SECONDS)
     return run_claim(claim, tier, seed, events, cache, events.example,
-                     map_examples=_map_examples(claim.id, events) if examples_as_tasks else None)
+                     map_examples=_map_examples(claim.id, events, cpu) if examples_as_tasks else None,
+                     clock=time.thread_time, extra_cpu=lambda: cpu[0])
 
 
 def quiet_warnings() -> None:
@@ -98,9 +100,15 @@ IMPURE = "impure"  # example_task's answer when the evaluation changed state the
 
 
 def example_task(evaluate: Callable, drawn, events: _Events):
-    """Evaluate one drawn example: its Example; None when it raises; IMPURE when it also changed state
-    the check sees (appended evidence to a list, say). In both last cases the claim evaluates the
-    example itself, where a rejection, an error or a side effect happens as in a sequential run."""
+    """Evaluate one drawn example: (its Example, the task's CPU seconds: thread_time); (None, s) when it raises;
+    (IMPURE, s) when it also changed state the check sees (appended evidence to a list, say). In both last cases the
+    claim evaluates the example itself, where a rejection, an error or a side effect happens as in a sequential run."""
+    c0 = time.thread_time()
+    value = _evaluate_example(evaluate, drawn, events)
+    return value, time.thread_time() - c0
+
+
+def _evaluate_example(evaluate: Callable, drawn, events: _Events):
     # `assume` / `reject` in evaluate work outside a hypothesis test too (raise when false), with a warning
     warnings.filterwarnings("ignore", r"Using `(assume|reject)` outside a property-based test",
                             HypothesisDeprecationWarning)
@@ -116,7 +124,7 @@ def example_task(evaluate: Callable, drawn, events: _Events):
     return value
 
 
-def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], list]:
+def _map_examples(claim_id: str, events: _Events, cpu: list | None = None) -> Callable[[Callable, list], list]:
     """ctx.map_examples for a claim running in a worker: the examples as tasks. The first examples go
     alone (probes) until one comes back; if that evaluation had a side effect, the check's examples are
     left to the claim (no work is done twice), else the rest go out at once."""
@@ -129,9 +137,12 @@ def _map_examples(claim_id: str, events: _Events) -> Callable[[Callable, list], 
 
         def result(f):
             try:
-                return f.result()
+                value, seconds = f.result()
             except Exception:  # a worker died too often, `evaluate` could not be pickled
                 return None
+            if cpu is not None:
+                cpu[0] += seconds
+            return value
 
         with worker_client() as client:  # the claim's task leaves its slot to the example tasks meanwhile
             def submit(i):

@@ -56,7 +56,7 @@ def test_rerunning_one_claim_keeps_every_other_claims_row_and_page(results, tmp_
     assert pages(out) == before and len(before) == len(results["claims"])
     assert [c["id"] for c in merged["claims"]] == [c["id"] for c in results["claims"]]  # replaced in place
     assert claim_of(merged, "zhang.det-adam-linf")["runtime_s"] == 99.0
-    assert merged["summary"] == results["summary"] and merged["created"] == "2026-11-30T10:00:00Z"
+    assert merged["summary"] == summarize(results["claims"]) and merged["created"] == "2026-11-30T10:00:00Z"
     assert claim_of(merged, "zhang.det-adam-linf")["created"] == "2026-11-30T10:00:00Z"  # which run a row is from
     assert claim_of(merged, "baek.gr-inc-adam-l2")["created"] == results["created"]
     assert "2026-11-30T10:00:00Z" in (out / "claims" / "zhang.det-adam-linf.html").read_text()
@@ -77,7 +77,8 @@ def test_two_runs_of_different_claims_into_one_folder_both_stay(results, tmp_pat
     publish(one_claim_run(results, "gronich.muon-msp"), out)
     merged = load_results(out / "results.json")
     assert [c["id"] for c in merged["claims"]] == ["baek.gr-inc-adam-l2", "gronich.muon-msp"]
-    assert merged["summary"] == {"total": 2, "as_expected": 1, "unexpected": 1, "errors": 1, "inconclusive": 0}
+    assert merged["summary"] == {"total": 2, "as_expected": 1, "unexpected": 1, "errors": 1, "inconclusive": 0,
+                                 "examples": {"supported": 5, "contradicted": 0, "inconclusive": 0, "set_aside": 1}}
     assert pages(out) == {"baek.gr-inc-adam-l2.html", "gronich.muon-msp.html"}
 
 

@@ -1,0 +1,266 @@
+"""Keeping a baseline the record of the current code (issue 34): `ibverify verify --stale BASELINE` re-runs exactly the
+claims whose row is missing or whose check hash changed, merges their rows (every other row byte for byte as it was),
+drops rows of claims gone from the registry, and never lets a dirty row in; `ibverify compare --fresh BASELINE` fails,
+naming the claims, on a missing claim, a doctored hash, a dirty row or an orphan row, and passes on a fresh baseline.
+Rows carry their provenance (commit, dirty, created, tier, seed, cpu_s), the horizon that decided each example of a
+sequential check (outcome.horizons), and the summary sums the per-example decisions (summary.examples).
+
+The claims are three tiny ones in a temporary registry, with a pure-Python check module beside them: seconds."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ibverify import IbverifyError
+from ibverify.cli import main
+from ibverify.report.schema import dumps, load_results, summarize, validate_results
+from ibverify.runner import claim as runner_claim
+
+CHECKS = '''
+from hypothesis import strategies as st
+
+from ibverify.checks.prop import Example, run_property, sequential
+from ibverify.evidence import Outcome
+
+
+def late(ctx):
+    """Each example x is judged at steps, 10·steps, …: supported once the horizon reaches decide_at·(x+1)."""
+    p = ctx.params
+
+    def evaluate(x):
+        def at(T, final):
+            word = "supported" if T >= p["decide_at"] * (x + 1) else "inconclusive"
+            return Example(True, {"x": float(x)}, decision=word)
+        return sequential(at, p["steps"], p["cap"])
+
+    res = run_property(ctx, st.integers(0, 2), evaluate)
+    return Outcome(holds=res.holds, inconclusive=res.undecided, decisions=res.counts, figure="late",
+                   figures={"n": float(len(res.examples))}, examples=len(res.examples))
+
+
+def plain(ctx):
+    return Outcome(holds=True, figure=f"plain {ctx.params['k']}", figures={"k": float(ctx.params["k"])})
+'''
+
+CLAIM = '''id = "{id}"
+paper = "ibverify test"
+result = "a tiny claim"
+status = "paper"
+statement = "it holds"
+check = "stalechecks:{fn}"
+[params]
+{params}
+[tiers.smoke]
+[tiers.full]
+'''
+
+TINY = {"t.late": ("late", 'steps = 10\ncap = 1000\ndecide_at = 10\nexamples = 4\nmin_supported = 1'),
+        "t.plain-a": ("plain", "k = 1"),
+        "t.plain-b": ("plain", "k = 2")}
+
+
+def write_claim(d: Path, cid: str, fn: str, params: str) -> None:
+    (d / f"{cid}.toml").write_text(CLAIM.format(id=cid, fn=fn, params=params))
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "stalechecks.py").write_text(CHECKS)
+    monkeypatch.syspath_prepend(str(mods))
+    d = tmp_path / "claims"
+    d.mkdir()
+    for cid, (fn, params) in TINY.items():
+        write_claim(d, cid, fn, params)
+    # a committed checkout, whatever the state of the tree that runs the tests
+    monkeypatch.setattr(runner_claim, "provenance", lambda: {"commit": "c0ffee", "dirty": False})
+    return d
+
+
+def verify(d: Path, *args: str) -> int:
+    return main(["--claims-dir", str(d), "verify", "--sequential", "--no-cache", "-q", *args])
+
+
+def make_baseline(d: Path, path: Path, tier: str = "smoke") -> dict:
+    assert verify(d, "--tier", tier, "--json", str(path), "--report", str(path.parent / "rep")) == 0
+    return json.loads(path.read_text())
+
+
+def row_texts(path: Path) -> dict[str, str]:
+    """Each row's JSON text as it stands in the file."""
+    data = json.loads(path.read_text())
+    text = path.read_text()
+    out = {}
+    for r in data["claims"]:
+        piece = dumps({"claims": [r]})   # the row indented as a row of the file
+        body = piece[piece.index("[") + 1: piece.rindex("]")].strip()
+        assert body in text
+        out[r["id"]] = body
+    return out
+
+
+def test_rows_carry_provenance_horizons_and_example_counts(registry, tmp_path):
+    data = make_baseline(registry, tmp_path / "base.json")
+    rows = {r["id"]: r for r in data["claims"]}
+    for r in rows.values():
+        assert r["commit"] == "c0ffee" and r["dirty"] is False and r["tier"] == "smoke" and r["seed"] == 0
+        assert r["created"].endswith("Z") and r["cpu_s"] is not None and r["cpu_s"] >= 0
+    late = rows["t.late"]["outcome"]
+    # x = 0 is decided at 10 steps, x = 1 and 2 at 100 (decide_at·(x+1) ≤ 100): one record per example
+    assert late["horizons"], late
+    for h in late["horizons"]:
+        assert h["decision"] == "supported" and h["horizon"] in (10, 100) and h["reached"] == h["horizon"]
+    assert len(late["horizons"]) == late["counts"]["supported"]
+    assert "horizons" not in rows["t.plain-a"]["outcome"]   # no example judged at a horizon
+    s = data["summary"]["examples"]
+    assert s == {"supported": late["counts"]["supported"], "contradicted": 0, "inconclusive": 0, "set_aside": 0}
+    page = (tmp_path / "rep" / "claims" / "t.late.html").read_text()   # the claim page shows both
+    assert "decided at horizon" in page and "CPU time" in page and " supported" in page
+
+
+def test_an_undecided_example_records_no_deciding_horizon(registry, tmp_path):
+    write_claim(registry, "t.late", "late", 'steps = 10\ncap = 10\ndecide_at = 10\nexamples = 4\nmin_supported = 1')
+    data = make_baseline(registry, tmp_path / "base.json")
+    out = next(r for r in data["claims"] if r["id"] == "t.late")["outcome"]
+    undecided = [h for h in out["horizons"] if h["decision"] == "inconclusive"]
+    assert undecided and all(h["horizon"] is None and h["reached"] == 10 for h in undecided)
+    assert data["summary"]["examples"]["inconclusive"] == out["counts"]["inconclusive"] == len(undecided)
+
+
+def test_summary_examples_must_be_what_the_rows_say(registry, tmp_path):
+    data = make_baseline(registry, tmp_path / "base.json")
+    data["summary"]["examples"]["inconclusive"] += 1
+    with pytest.raises(IbverifyError, match="summary.examples"):
+        validate_results(data)
+
+
+def test_stale_reruns_exactly_the_changed_and_missing_claims_and_keeps_the_rest_byte_for_byte(registry, tmp_path,
+                                                                                              capsys):
+    base = tmp_path / "base.json"
+    before = make_baseline(registry, base)
+    # one claim's data changes (its check hash), one claim is new, one row is of a claim now gone
+    write_claim(registry, "t.plain-b", "plain", "k = 3")
+    write_claim(registry, "t.plain-c", "plain", "k = 4")
+    data = json.loads(base.read_text())
+    ghost = {**data["claims"][1], "id": "t.gone"}
+    data["claims"].append(ghost)
+    data["summary"] = summarize(data["claims"])
+    base.write_text(dumps(data))
+    texts = row_texts(base)
+    capsys.readouterr()
+
+    assert verify(registry, "--stale", str(base)) == 0
+    out = capsys.readouterr().out
+    assert "STALE   t.plain-b" in out and "MISSING t.plain-c" in out and "dropped t.gone" in out
+    assert "t.late" not in out and "t.plain-a" not in out
+    after = load_results(base)
+    rows = {r["id"]: r for r in after["claims"]}
+    assert list(rows) == ["t.late", "t.plain-a", "t.plain-b", "t.plain-c"]
+    assert rows["t.plain-b"]["outcome"]["figures"] == {"k": 3.0} and rows["t.plain-c"]["tier"] == "smoke"
+    now = row_texts(base)
+    assert now["t.late"] == texts["t.late"] and now["t.plain-a"] == texts["t.plain-a"]   # untouched, byte for byte
+    assert now["t.plain-b"] != texts["t.plain-b"]
+    assert after["summary"] == summarize(after["claims"]) and after["summary"]["total"] == 4
+    assert before["tier"] == after["tier"] == "smoke"
+
+    # now fresh: nothing runs, the file is not rewritten
+    stamp = base.read_bytes()
+    assert verify(registry, "--stale", str(base)) == 0
+    assert "nothing to run" in capsys.readouterr().out and base.read_bytes() == stamp
+    assert main(["--claims-dir", str(registry), "compare", "--fresh", str(base)]) == 0
+    assert "fresh: OK" in capsys.readouterr().out
+
+
+def test_stale_refuses_a_dirty_checkout_before_running(registry, tmp_path, monkeypatch, capsys):
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    write_claim(registry, "t.plain-a", "plain", "k = 7")
+    stamp = base.read_bytes()
+    monkeypatch.setattr(runner_claim, "provenance", lambda: {"commit": "c0ffee", "dirty": True})
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "uncommitted changes" in err and "--allow-dirty" in err
+    assert base.read_bytes() == stamp
+    assert verify(registry, "--stale", str(base), "--allow-dirty") == 0   # the escape hatch merges it, marked dirty
+    assert next(r for r in load_results(base)["claims"] if r["id"] == "t.plain-a")["dirty"] is True
+    # and such a baseline is not fresh: the dirty row is named, and re-run by the next --stale
+    monkeypatch.setattr(runner_claim, "provenance", lambda: {"commit": "c0ffee", "dirty": False})
+    capsys.readouterr()
+    assert main(["--claims-dir", str(registry), "compare", "--fresh", str(base)]) == 1
+    assert "DIRTY   t.plain-a" in capsys.readouterr().out
+    assert verify(registry, "--stale", str(base)) == 0
+    assert next(r for r in load_results(base)["claims"] if r["id"] == "t.plain-a")["dirty"] is False
+
+
+def test_stale_refuses_a_dirty_row_from_the_run(registry, tmp_path, monkeypatch, capsys):
+    """The checkout looked clean, yet a row says dirty (a resume-cache row of an earlier run): not merged."""
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    write_claim(registry, "t.plain-a", "plain", "k = 7")
+    stamp = base.read_bytes()
+    real = runner_claim.claim_row
+    monkeypatch.setattr(runner_claim, "claim_row", lambda *a, **k: {**real(*a, **k), "dirty": True})
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "refusing to merge" in err and base.read_bytes() == stamp
+    kept = load_results(tmp_path / "base.unmerged.json")   # the run is not lost
+    assert [r["id"] for r in kept["claims"]] == ["t.plain-a"]
+
+
+def test_stale_takes_the_baselines_tier_and_seed(registry, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    assert verify(registry, "--stale", str(base), "--tier", "full") == 2
+    assert "smoke-tier baseline" in capsys.readouterr().err
+    assert verify(registry, "--stale", str(base), "--seed", "3") == 2
+    assert verify(registry, "--allow-dirty") == 2
+
+
+def test_fresh_gate_fails_on_a_doctored_hash_and_a_missing_claim(registry, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    gate = ["--claims-dir", str(registry), "compare", "--fresh"]
+    capsys.readouterr()
+    assert main([*gate, str(base)]) == 0
+    assert capsys.readouterr().out.strip() == "fresh: OK, all 3 smoke-tier rows are current"
+
+    data = json.loads(base.read_text())
+    data["claims"][0]["check_hash"] = "0123456789abcdef"
+    doctored = tmp_path / "doctored.json"
+    doctored.write_text(dumps(data))
+    assert main([*gate, str(doctored)]) == 1
+    out = capsys.readouterr().out
+    assert f"STALE   {data['claims'][0]['id']}: check_hash 0123456789abcdef" in out and "FAILED, 1 stale" in out
+
+    data = json.loads(base.read_text())
+    gone = data["claims"].pop()
+    data["summary"] = summarize(data["claims"])
+    short = tmp_path / "short.json"
+    short.write_text(dumps(data))
+    assert main([*gate, str(short)]) == 1
+    assert f"MISSING {gone['id']}: has a smoke tier" in capsys.readouterr().out
+    assert main([*gate, str(short), "--report-only"]) == 0   # CI's report-only step prints, never fails
+    assert "(report only: not failing)" in capsys.readouterr().out
+    assert main([*gate, str(short), str(base)]) == 2          # --fresh compares with the code, not a run
+    assert main(["--claims-dir", str(registry), "compare", str(base)]) == 2
+
+
+def test_on_dask_rows_carry_cpu_seconds_and_the_same_horizons(registry, tmp_path, monkeypatch):
+    """Claims as Dask tasks (examples as tasks too): cpu_s is the claim task's thread time plus its example tasks';
+    the horizons are the sequential run's."""
+    import os
+
+    mods = str(registry.parent / "mods")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([mods, os.environ.get("PYTHONPATH", "")]))
+    seq = make_baseline(registry, tmp_path / "seq.json")
+    assert main(["--claims-dir", str(registry), "verify", "--tier", "smoke", "--workers", "2", "--no-cache", "-q",
+                 "--json", str(tmp_path / "dask.json"), "--report", str(tmp_path / "rep2")]) == 0
+    dask = json.loads((tmp_path / "dask.json").read_text())
+    for a, b in zip(seq["claims"], dask["claims"], strict=True):
+        assert a["outcome"] == b["outcome"]           # horizons and counts included
+        assert b["cpu_s"] is not None and b["cpu_s"] >= 0 and b["created"]
+    assert dask["summary"]["examples"] == seq["summary"]["examples"]
