@@ -6,8 +6,8 @@ from .. import IbverifyError
 from .spec import OptimizerSpec
 from .table import info
 from .transforms import (Transform, add_decayed_weights, chain, normalize_l2, precondition_by_sample_rms,
-                         scale_by_adagrad, scale_by_adam, scale_by_lion, scale_by_schedule, scale_by_sign,
-                         steepest_l1, steepest_lp, trace)
+                         precondition_diagonal, scale_by_adagrad, scale_by_adam, scale_by_lion, scale_by_schedule,
+                         scale_by_sign, steepest_l1, steepest_lp, trace)
 
 
 def build(spec: OptimizerSpec, xp) -> Transform:
@@ -15,7 +15,7 @@ def build(spec: OptimizerSpec, xp) -> Transform:
     GD:  schedule      NGD:  normalize_l2 → schedule      AdamProxy:  precondition_by_sample_rms → schedule
     AdamW:  scale_by_adam → add_decayed_weights(λ) → schedule      Lion:  scale_by_lion → schedule
     Adagrad:  scale_by_adagrad → schedule      steepest-l1:  steepest_l1 → schedule
-    steepest-l3:  steepest_lp(p = 3) → schedule
+    steepest-l3:  steepest_lp(p = 3) → schedule      precond-gd:  precondition_diagonal → schedule
     A user's optimizer file (optim.userfile):  its vector chain → schedule"""
     sched = scale_by_schedule(xp, spec.lr, spec.lr_decay)
     if spec.user is not None:   # a user's optimizer file: its chain, then the schedule (optim.userfile)
@@ -34,6 +34,7 @@ def build(spec: OptimizerSpec, xp) -> Transform:
         "adagrad": lambda: chain(scale_by_adagrad(xp, spec.eps), sched),
         "steepest-l1": lambda: chain(steepest_l1(xp), sched),
         "steepest-l3": lambda: chain(steepest_lp(xp, 3.0), sched),
+        "precond-gd": lambda: chain(precondition_diagonal(xp), sched),
     }[info(spec.name).name]()
 
 
