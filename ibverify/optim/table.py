@@ -158,7 +158,7 @@ ROWS = (
                   "j = 0 … d−1 (fixed, 0.1 … 1); limit: the D^(−1/2)-weighted ℓ2 max margin, at GD's rate 1/log t",
                   "adaptive", ("vector",), _impl(REF), {}, "any",
                   skips={"geometry": "its limit is the max margin of the D^(−1/2)-weighted ℓ2 norm, none of the "
-                                     "table's geometries (tests/unit/test_optimizer_table.py checks it)"}),
+                                     "table's geometries (tests/unit/test_precond_gd.py checks it)"}),
     OptimizerInfo("shampoo", "other", "Shampoo without accumulation, one block per matrix: W ← W − η_t "
                   "(GGᵀ)^(−1/4) G (GᵀG)^(−1/4) (pseudo-inverse roots on the nonzero spectrum: = polar(G))",
                   "spectral", ("block",), _impl(block=("reference",)), {"lr": 0.3},
