@@ -28,7 +28,9 @@ Parameters beyond Soudry's: `halves` (default K, rho, slope; `norm` = ‖w‖ gr
 `lr_eps` (η = u·(2/β)·lr_eps: Adam with ε > 0 becomes GD with step η/ε once √v ≪ ε, so η/ε is held below 2/β),
 `full_batch` (batch size N), `beta2_range` / `beta1_max` (Adam: β2 drawn, β1 = v·min(β2, beta1_max), v ∈ [0, 1]),
 `smoothness` ("mean": β of the mean loss, the default; "per_sample": β_max = max_i ‖z_i‖²/4, the step condition of
-SGD), and for `order` reshuffle or replacement (SGD with `batch_size` < N) a sampler seed drawn per example.
+SGD), for `order` reshuffle or replacement (SGD with `batch_size` < N) a sampler seed drawn per example, and
+`precond_cos_max` (also `gradient_alignment`: only data on which precond-gd's limit, the D^(−1/2)-weighted ℓ2 max
+margin, has cos ≤ precond_cos_max to ŵ2: the same-speed wrong-limit controls, whose wrong limit comes at GD's rate).
 Nacson, Srebro, Soudry (AISTATS 2019): SGD with a fixed step, mini-batches sampled with reshuffling or with
 replacement, the same three halves as GD (the same ŵ2 log t form).
 Wang et al. (ICML 2021), Adam / RMSProp with ε > 0 → ŵ2 direction: halves K and norm (the direction statement; the
