@@ -237,6 +237,7 @@ PARAMS = _table(
     Key("dual_min", "float", "only data whose smallest dual variable is ≥ this", 0),
     Key("slack_min", "float", "only data whose smallest slack is ≥ this", 0),
     Key("rate_min", "float", "only data whose rate is ≥ this", 0),
+    Key("precond_cos_max", "float", "only data on which precond-gd's limit has cos ≤ this to ŵ2", **_PROB),
     Key("rate_bound", "float", "the bound on the KKT-residual rate (default 0.05)", 0),
     Key("t2_dir_max", "float", "second-order direction tolerance (default checks.bias's)", 0),
     Key("settle_tol", "float", "relative change that counts as settled (default 0.1)", 0),

@@ -28,7 +28,9 @@ Parameters beyond Soudry's: `halves` (default K, rho, slope; `norm` = ‖w‖ gr
 `lr_eps` (η = u·(2/β)·lr_eps: Adam with ε > 0 becomes GD with step η/ε once √v ≪ ε, so η/ε is held below 2/β),
 `full_batch` (batch size N), `beta2_range` / `beta1_max` (Adam: β2 drawn, β1 = v·min(β2, beta1_max), v ∈ [0, 1]),
 `smoothness` ("mean": β of the mean loss, the default; "per_sample": β_max = max_i ‖z_i‖²/4, the step condition of
-SGD), and for `order` reshuffle or replacement (SGD with `batch_size` < N) a sampler seed drawn per example.
+SGD), for `order` reshuffle or replacement (SGD with `batch_size` < N) a sampler seed drawn per example, and
+`precond_cos_max` (also `gradient_alignment`: only data on which precond-gd's limit, the D^(−1/2)-weighted ℓ2 max
+margin, has cos ≤ precond_cos_max to ŵ2: the same-speed wrong-limit controls, whose wrong limit comes at GD's rate).
 Nacson, Srebro, Soudry (AISTATS 2019): SGD with a fixed step, mini-batches sampled with reshuffling or with
 replacement, the same three halves as GD (the same ŵ2 log t form).
 Wang et al. (ICML 2021), Adam / RMSProp with ε > 0 → ŵ2 direction: halves K and norm (the direction statement; the
@@ -103,6 +105,17 @@ def _finite(x, y):
     return np.asarray(x, float)[ok], np.asarray(y, float)[ok]
 
 
+def _claim_data(p):
+    """Non-degenerate discriminating data (module docstring); with `precond_cos_max` only data on which precond-gd's
+    limit has cos ≤ precond_cos_max to ŵ2 (strategies.linear.discriminating_precond: the same-speed wrong-limit
+    controls)."""
+    data = S.nondegenerate(S.data(p.get("dataset", "gr"), discriminate=True, **_size_kw(p)),
+                           float(p["slack_min"]), float(p["dual_min"]), float(p.get("rate_min", 0.0)))
+    if "precond_cos_max" in p:
+        data = S.discriminating_precond(data, float(p["precond_cos_max"]))
+    return data
+
+
 HALVES = ("K", "rho", "slope", "norm")
 
 
@@ -137,8 +150,7 @@ def log_rate(ctx: CheckContext) -> Outcome:
             "norm": ("norm_drop",)}
     tol = {k: ctx.tol(k) for h in halves for k in need.get(h, ())}
     tol["decades"] = float(p.get("decades", 2.0))
-    data = S.nondegenerate(S.data(p.get("dataset", "gr"), discriminate=True, **_size_kw(p)),
-                           float(p["slack_min"]), float(p["dual_min"]), float(p.get("rate_min", 0.0)))
+    data = _claim_data(p)
     if "beta2_range" in p:   # Adam: β2 drawn, β1 = v·min(β2, beta1_max)
         bet = st.tuples(st.floats(*p["beta2_range"]), st.floats(0.0, 1.0)).map(
             lambda b: (b[1] * min(b[0], float(p.get("beta1_max", 1.0))), b[0]))
@@ -408,8 +420,7 @@ def gradient_alignment(ctx: CheckContext) -> Outcome:
     geometry = p.get("geometry", "l2")
     bound, drop = ctx.tol("align_max"), ctx.tol("trend_drop")
     decades = float(p.get("decades", 2.0))
-    data = S.nondegenerate(S.data(p.get("dataset", "gr"), discriminate=True, **_size_kw(p)),
-                           float(p["slack_min"]), float(p["dual_min"]), float(p.get("rate_min", 0.0)))
+    data = _claim_data(p)
     strat = st.tuples(data, st.floats(*p["lr_fraction"]))
     per_decade = int(p.get("checkpoints_per_decade", 10))
     store = store_of(ctx)

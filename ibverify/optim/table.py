@@ -219,6 +219,13 @@ ROWS = (
                   ADAM_MOMENTS + ("weight_decay",),
                   vector=lambda s, xp: [_adam_v(s, xp), T.add_decayed_weights(xp, s.weight_decay)],
                   block=lambda s: [_adam_b(s), F.DecayedWeights(s.weight_decay)], kernel="adamw"),
+    # issue 33: a same-speed wrong-limit control (the classical ℓ2 claims' control: GD's 1/log t rate, another limit)
+    OptimizerInfo("precond-gd", "other", "diagonally preconditioned GD: θ ← θ − η_t D g, D = diag(10^(j/(d−1) − 1)), "
+                  "j = 0 … d−1 (fixed, 0.1 … 1); limit: the D^(−1/2)-weighted ℓ2 max margin, at GD's rate 1/log t",
+                  "adaptive", ("vector",), _impl(REF), {}, "any",
+                  skips={"geometry": "its limit is the max margin of the D^(−1/2)-weighted ℓ2 norm, none of the "
+                                     "table's geometries (tests/unit/test_precond_gd.py checks it)"},
+                  vector=lambda s, xp: [T.precondition_diagonal(xp)]),
     OptimizerInfo("shampoo", "other", "Shampoo without accumulation, one block per matrix: W ← W − η_t "
                   "(GGᵀ)^(−1/4) G (GᵀG)^(−1/4) (pseudo-inverse roots on the nonzero spectrum: = polar(G))",
                   "spectral", ("block",), _impl(block=("reference",)), {"lr": 0.3},

@@ -8,6 +8,9 @@ the meta-tests, never obtained by filtering).
                             d ≥ 3 (on d = 2 GR data ŵ2 is an ℓ∞ max-margin direction: nothing to tell apart)
     discriminating(inner)   the inner strategy's data on which ℓ2 and ℓ∞ answers differ measurably
                             (`discrimination` below); the only data a direction claim may use
+    discriminating_precond(inner, cos_max)
+                            data on which the limit of diagonally preconditioned GD (optimizer precond-gd, the
+                            D^(−1/2)-weighted ℓ2 max margin) has cos ≤ cos_max to ŵ2 (`precond_limit`)
     gaussian_data(n, d)     x_i ~ N(0, I), d ≥ n; certificate w = Z⁺ 1 (so Z w = 1 exactly)
     shifted_diagonal_data   z_i = a_i e_i + δ 1; certificate w = 1
     betas()                 (β1, β2) with 0 ≤ β1 ≤ β2 < 1 (β2 > 0 with `beta2=st.floats(lo, hi)`, lo > 0)
@@ -29,6 +32,7 @@ from hypothesis import strategies as st
 
 from ..data.dataset import Dataset, make
 from ..data.generators import gr_orthogonal
+from ..optim.transforms import precond_diagonal
 from ..oracles import max_margin, normalized_margin
 from ..recipes.linear import L1_GAP_MIN, l1_gap_of_l2  # noqa: F401  (re-exported)
 from ..theory.linf_set import max_cos_near_linf
@@ -231,4 +235,40 @@ def discriminating_lp(draw, inner, norm: str, rivals=MappingProxyType(LP_RIVALS)
     cert = draw(inner)
     gaps = lp_gaps(cert.dataset.Z, norm, tuple(rivals))
     assume(all(gaps[r] >= m for r, m in rivals.items()))
+    return cert
+
+
+# ---- discrimination for the same-speed wrong-limit controls: precond-gd's limit (GD's rate, another direction)
+
+PRECOND_COS_MAX = 0.9   # precond-gd's limit has cos ≤ 0.9 to ŵ2, so a·γ2 ≥ 1/0.9 (see precond_limit)
+
+
+@dataclass(frozen=True)
+class PrecondLimit:
+    direction: np.ndarray   # unit limit direction of precond-gd: D^(1/2) v / ‖D^(1/2) v‖, v the SVM vector of Z D^(1/2)
+    log_rate: np.ndarray    # w(t)/ln t → D^(1/2) v̂ (v̂ = v/γ', ‖v̂‖ = 1/γ' the SVM vector of norm 1/γ')
+    cos_l2: float           # cos(direction, ŵ2)
+    a_gamma: float          # ‖D^(1/2) v̂‖·γ2: the limit of a·γ2 (the slope half's figure) under precond-gd, ≥ 1/cos_l2
+
+
+def precond_limit(Z: np.ndarray, D: np.ndarray | None = None) -> PrecondLimit:
+    """The limit of w ← w − η D ∇L (D = precond_diagonal(d) unless given): with v = D^(−1/2) w the run is GD on the
+    data z_i D^(1/2), so v(t) = v̂ ln t + O(1) (Soudry et al.'s Thm 3, v̂ the SVM vector of Z D^(1/2), from the
+    certified ℓ2 oracle) and w(t)/ln t → D^(1/2) v̂. That vector satisfies z_i·w ≥ 1, so with ŵ = Σ α_i z_i (the SVM
+    duals, Σ α_i = ‖ŵ‖²): ŵ·w ≥ ‖ŵ‖², i.e. ‖w‖γ2 ≥ 1/cos(w, ŵ2): the slope a·γ2 of ‖w(t)‖ against ln t tends to
+    ≥ 1/cos."""
+    D = precond_diagonal(Z.shape[1]) if D is None else np.asarray(D, float)
+    r = D ** 0.5
+    ref = max_margin(Z * r, "l2")
+    w = r * (ref.direction / ref.margin)
+    l2 = max_margin(Z, "l2")
+    nw = float(np.linalg.norm(w))
+    return PrecondLimit(w / nw, w, float(w @ l2.direction / nw), nw * l2.margin)
+
+
+@st.composite
+def discriminating_precond(draw, inner, cos_max: float = PRECOND_COS_MAX):
+    """Data from `inner` on which precond-gd's limit direction has cos ≤ cos_max to ŵ2 (`precond_limit`)."""
+    cert = draw(inner)
+    assume(precond_limit(cert.dataset.Z).cos_l2 <= cos_max)
     return cert

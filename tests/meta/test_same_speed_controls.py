@@ -1,0 +1,41 @@
+"""Issue 33 item 2: every classical ℓ2 claim judged at GD's rate 1/log t has a same-speed wrong-limit control — the same
+check, tolerances, horizons and data draws, run with diagonally preconditioned GD (`precond-gd`, whose limit is another
+direction reached at the same rate) on the data where that limit is measurably not ŵ2 (precond_cos_max ≤ 0.9). A
+sign-like control (‖w‖ ∝ t, K ×100 per decade) is refuted by any half of any rule and does not count."""
+
+from pathlib import Path
+
+import pytest
+
+from ibverify.claims import load_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIMS = {c.id: c for c in load_registry(ROOT / "claims")}
+FAMILIES = ("soudry.gd-l2", "nacson.sgd-replacement-l2", "nacson.sgd-reshuffle-l2", "wang.adam-eps-l2",
+            "ji-telgarsky.gd-alignment")
+# what the data draws, the step and the judgement depend on; the optimizer's own knobs (Adam's β draws and the ε-scaled
+# step of wang.adam-eps-l2, which is GD's step η = u·2/β once √v ≪ ε) are the optimizer's, not the judgement's
+SAME = ("dataset", "n", "d", "slack_min", "dual_min", "rate_min", "lr_fraction", "smoothness", "batch_size", "order",
+        "full_batch", "halves", "geometry", "decades", "checkpoints_per_decade", "steps", "examples", "extensions")
+OWN = {"wang.adam-eps-l2": ("lr_eps", "beta2_range", "beta1_max")}
+
+
+def same_speed_control(claim):
+    found = [CLAIMS[c] for c in claim.controls if CLAIMS[c].params.get("optimizer") == "precond-gd"]
+    assert len(found) == 1, f"{claim.id}: one precond-gd control among {claim.controls}"
+    return found[0]
+
+
+@pytest.mark.parametrize("cid", FAMILIES)
+def test_each_family_has_a_same_speed_wrong_limit_control_judged_as_the_claim(cid):
+    claim = CLAIMS[cid]
+    ctl = same_speed_control(claim)
+    assert ctl.status == "control" and ctl.check == claim.check
+    assert 0 < ctl.params["precond_cos_max"] <= 0.9
+    assert {k: v["value"] for k, v in ctl.tolerances.items()} == {k: v["value"] for k, v in claim.tolerances.items()}
+    for tier in claim.tiers:
+        p, q = claim.params_for(tier), ctl.params_for(tier)
+        for k in SAME:
+            assert p.get(k) == q.get(k), (cid, tier, k)
+        assert p.get("lr_decay", 0.0) == q.get("lr_decay", 0.0) == 0.0   # the claims' constant step
+        assert not set(OWN.get(cid, ())) & set(q)
