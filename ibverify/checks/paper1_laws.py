@@ -134,10 +134,9 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
     the transient's end), the support-margin offsets m_j − m_{j0} against offset_law (exact equilibrium; the small-β2
     closed form at β2 ≤ `small_beta2`), judged by rules.judge_gap on max_j |measured − predicted| (bound: tolerance
     `offset_max`, the last decade; an undecided (dataset, β2) is extended ×10 at most `extensions` times; every one
-    must be supported), on the data seeds `fresh_seeds`;
-    `law_order` "reversed": the wrong law of the control (predicted_offsets). Per dataset the fitted slope of the spread Δ = max − min of the support
-    margins in ln(1/β2) against (N−1)/2 (the second round's one-formula law) and against the law's own slope
-    (tolerance `slope_tol`)."""
+    must be supported), on the data seeds `fresh_seeds`; `law_order` "reversed": the wrong law of the control
+    (predicted_offsets). Reported: per dataset the fitted slope of the spread Δ = max − min of the support margins in
+    ln(1/β2) against (N−1)/2 (the second round's one-formula law) and against the law's own slope (`slope_tol`)."""
     p = ctx.params
     n, d = int(p["n"]), int(p["d"])
     tol, stol, small = ctx.tol("offset_max"), ctx.tol("slope_tol"), float(p.get("small_beta2", 0.3))
@@ -477,7 +476,8 @@ def batch_metric_prediction(ctx: CheckContext) -> Outcome:
     (fixed_point.iterate(Z, b=b); `metric_b`: one wrong b for every run, a control's) predicts the limit direction
     of reshuffled mini-batch Adam (β1, β2 near 1, `epochs` epochs, sampling seed = the verify seed) on Gaussian data
     (data seeds from fresh_seeds): per (dataset, b) rules.judge_gap on 1 − cos(run, prediction) over the last decade
-    (≤ tolerance `cos_gap_max` and falling: supported; a plateau: contradicted); every example must be supported.
+    (≤ tolerance `cos_gap_max` and falling: supported; a plateau: contradicted; an undecided b is extended ×10 at
+    most `extensions` times); every example must be supported.
     Reported: the predicted and the run's ℓ∞ margins, and whether both increase with b (drift toward ℓ∞)."""
     p = ctx.params
     rows, series, words = [], [], []
@@ -491,18 +491,24 @@ def batch_metric_prediction(ctx: CheckContext) -> Outcome:
         for b in p["b_values"]:
             pred = fixed_point.iterate(Z, b=int(p.get("metric_b", b))).direction
             r = dict(p.get("run", {}), optimizer="adam", batch_size=int(b), order=p.get("order", "reshuffle"))
-            out = store.run(listed_run(data, dict(r, epochs=p["epochs"]), Z.shape[0], ctx.seed,
-                                       checkpoints=int(p.get("checkpoints", 12))))
-            cos = out.ws @ pred / np.linalg.norm(out.ws, axis=1)
-            gap = np.maximum(1 - cos, 0.0)
-            dec = judge_gap(out.checkpoints, gap, bound, decades=float(p.get("decades", 1.0)))
+            E, cap, k = int(p["epochs"]), int(p["epochs"]) * 10 ** int(p.get("extensions", 0)), 0
+            while True:   # an undecided b is extended ×10 up to the tier's cap (as prop.sequential)
+                out = store.run(listed_run(data, dict(r, epochs=E), Z.shape[0], ctx.seed,
+                                           checkpoints=int(p.get("checkpoints", 12)) + 5 * k))
+                cos = out.ws @ pred / np.linalg.norm(out.ws, axis=1)
+                gap = np.maximum(1 - cos, 0.0)
+                dec = judge_gap(out.checkpoints, gap, bound, decades=float(p.get("decades", 1.0)),
+                                final=E * 10 > cap)
+                if dec.word != INCONCLUSIVE or E * 10 > cap:
+                    break
+                E, k = E * 10, k + 1
             words.append(dec.word)
             pm.append(float(np.min(Z @ pred) / np.abs(pred).max()))
             rm.append(float(np.min(Z @ out.w) / np.abs(out.w).max()))
             rows.append({"data seed": int(s), "b": int(b), "metric b": int(p.get("metric_b", b)),
                          "cos(run, M_N,b fixed point)": float(cos[-1]), "1 − cos": float(gap[-1]),
                          "1 − cos one decade earlier": float(value_before(out.checkpoints, gap, 1.0) or math.nan),
-                         "decision": dec.word, "reason": dec.reason,
+                         "decision": dec.word, "reason": dec.reason, "epochs": E,
                          "cos at the middle checkpoint (≈ √T steps)": float(cos[len(cos) // 2]),
                          "predicted ℓ∞ margin": pm[-1], "run ℓ∞ margin": rm[-1]})
             series.append(Series(f"seed {s}, b = {b}", out.checkpoints.tolist(), np.maximum(1 - cos, 1e-17).tolist(),
