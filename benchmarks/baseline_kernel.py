@@ -5,7 +5,7 @@ Same update as the engine's Inc-Adam / `adam` with batch 1 and cyclic order:
     m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²
     w ← w − η0 (t+1)^(−a) · (m/c1) / (sqrt(v/c2) + ε)     (c1, c2 = bias corrections or 1; 0/0 := 0)
 No log-frame, no diagnostics, no index array: what one would write by hand for speed. It freezes
-once g² underflows (NUMERICS.md), so benchmarks time it on horizons well before that point.
+once g² underflows, so benchmarks time it on horizons well before that point.
 """
 
 from __future__ import annotations

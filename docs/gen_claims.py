@@ -20,6 +20,8 @@ STATUS = {
     "paper": "the paper states it; must hold",
     "derived": "follows mathematically from the papers' statements; must hold",
     "reconstructed": "best reconstruction of a statement that was not available; must hold, and is labelled",
+    "law": "a law the suite found by measurement: a prediction with a tolerance, judged on fresh data at every "
+           "seed; must hold, and has a control that breaks it",
     "control": "a negative control that must be *refuted*: proves the check can fail",
     "beyond": "a measurement the suite adds; reported, no pass/fail",
 }

@@ -52,7 +52,7 @@ def _table(*keys: Key) -> dict[str, Key]:
     return out
 
 
-STATUSES = ("paper", "derived", "reconstructed", "control", "beyond")
+STATUSES = ("paper", "derived", "reconstructed", "law", "control", "beyond")
 TIERS = ("smoke", "fast", "full")
 DATASETS = ("gr", "gaussian", "gr-orthogonal", "shifted-diagonal", "sklearn", "spread", "teacher", "linear",
             "matrix", "digits")
@@ -64,8 +64,9 @@ TOP = _table(
     Key("id", "str", "the claim id (= the file name without .toml), e.g. `baek.gr-inc-adam-l2`"),
     Key("paper", "str", "the paper (authors, venue) the claim comes from, or `ibverify` for the suite's own"),
     Key("result", "str", "the result of the paper (theorem, figure) in one line"),
-    Key("status", "str", "what the suite expects: paper/derived/reconstructed hold, control is refuted, "
-        "beyond is a finding", choices=STATUSES),
+    Key("status", "str", "what the suite expects: paper/derived/reconstructed hold; law (a measured law of the "
+        "suite's own: a prediction with a tolerance, judged on fresh data) holds; control is refuted; beyond is a "
+        "finding", choices=STATUSES),
     Key("statement", "str", "the claim in words, with what is measured and why it decides"),
     Key("check", "str", "the check function, `module:function`, e.g. "
         "`ibverify.checks.per_sample:direction_converges`"),
@@ -134,6 +135,14 @@ PARAMS = _table(
     Key("teacher_q", "float", "teacher data: homogeneity q of the teacher's activation (default 2)", 0),
     Key("data_seed", "int", "seed of the dataset", 0),
     Key("data_seeds", "list[int]", "seeds of the datasets, one dataset each", 0),
+    Key("fresh_stride", "int", "a law's fresh data: each data seed s is s + fresh_stride·(the verify seed), so every "
+        "seed judges the law on new draws (0: the listed seeds at every seed)", 0),
+    Key("law_order", "str", "the cyclic order the offset law assumes (`reversed`: the lags counted backwards, a wrong "
+        "law for a control)", choices=("cyclic", "reversed")),
+    Key("law_exponent", "float", "the exponent q of the threshold law 1 − β_c(m) = C/m^q (1: the law; a control "
+        "states another)", 0),
+    Key("metric_b", "int", "the batch size of the metric M_{N,b} whose fixed point predicts every b's run (default: "
+        "the run's own b; a control states a wrong one)", 1),
     Key("data_file", "str", "a user's data file (set by `ibverify verify --data FILE`)"),
     Key("intercept", "bool", "with `data_file`: append a column of ones"),
     Key("sklearn", "str", "dataset sklearn: the shipped split, `name:a v b` (e.g. `iris:0v1`)"),
@@ -268,6 +277,7 @@ TOLERANCES = _table(*(Key(n, "float|table", m) for n, m in (
     ("certificate", "feasibility and duality gap of a certified optimum"),
     ("conditioning_factor", "allowed growth of the condition number"),
     ("cos_gap", "1 − cos to the fixed-point direction"),
+    ("cos_gap_max", "largest 1 − cos to a predicted direction at the horizon"),
     ("cos_min", "least cosine to the target direction"),
     ("dir_max", "largest direction change per decade"),
     ("discriminates", "least relative margin gap between the judged and the rival optimum"),
@@ -289,9 +299,8 @@ TOLERANCES = _table(*(Key(n, "float|table", m) for n, m in (
     ("min_drop", "least relative drop per decade (falling)"),
     ("monotone_rtol", "floating-point allowance of a monotone step"),
     ("norm_drop", "least relative growth of ‖w‖"),
-    ("offset_tol", "offset of the law"),
-    ("p_law", "the law's exponent"),
-    ("p_tol", "allowed deviation of the fitted exponent"),
+    ("offset_max", "largest |measured − predicted| offset of a law"),
+    ("c_spread_max", "largest spread max/min of a law's constant over its range"),
     ("r_min", "least alignment r_t late in the run"),
     ("r_tol", "|1 − r_t| that counts as aligned"),
     ("resid_max", "largest residual at the horizon"),

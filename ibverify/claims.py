@@ -6,9 +6,12 @@ names the plain function that checks it (`check = "module:function"`). The funct
 
 Status and expectation:
 - paper / derived / reconstructed: the suite expects the claim to HOLD (derived: follows mathematically
-  from the papers' statements, CLAIMS.md's status for e.g. baek.gr-v-isotropic);
+  from the papers' statements, e.g. baek.gr-v-isotropic);
+- law: a law found by measurement beyond the papers, stated as a prediction with a tolerance and judged on data it
+  was not derived from (fresh draws per seed, `fresh_stride`); expected to HOLD, with a control that breaks it;
 - control: a negative control, expected to be REFUTED (the check must be able to fail);
-- beyond: a finding, reported as measured (no pass/fail of a paper).
+- beyond: a finding, reported as measured (no pass/fail of a paper); a finding that is not a law says in its
+  statement why it cannot be a prediction.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Options:
   --ibverify-report DIR               also write results.json and the HTML report to DIR
                                       (or set $IBVERIFY_REPORT; CI does, so plain `pytest` reports)
   --ibverify-cache DIR                resume cache for claim items (off by default; see ibverify.cache)
-An item passes when the claim's verdict is the expected one (paper/derived/reconstructed: holds;
+An item passes when the claim's verdict is the expected one (paper/derived/reconstructed/law: holds;
 control: refuted; beyond: a finding without error) and its outcome carries evidence series to plot.
 Items are marked `claim` and `tier_<name>`; a claim without the selected tier is skipped.
 

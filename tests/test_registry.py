@@ -10,7 +10,7 @@ from ibverify.claims import load_registry
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = {c.id: c for c in load_registry(ROOT / "claims")}
 
-# The spec's claim catalogue (CLAIMS.md of the project's specification, which is not part of this repository):
+# The project specification's claim catalogue (not part of this repository):
 # its (id, status) rows, copied here so that the test depends on no file outside the repository.
 SPEC_CATALOGUE = (
     ("baek.epoch-map-det", "paper"),
@@ -143,3 +143,20 @@ def test_family_is_the_claim_file_beside_the_claim_else_the_registrys(tmp_path):
         ctx.family("gronich.no-such-claim")
     reg = {"gronich.adam-linf": dataclasses.replace(CLAIMS["gronich.adam-linf"], params={"optimizer": "lion"})}
     assert dataclasses.replace(ctx, registry=reg).family("gronich.adam-linf").params["optimizer"] == "lion"
+
+
+def test_every_law_is_a_prediction_with_a_tracked_tolerance_a_control_and_fresh_data():
+    """A law (status "law") is judged from a tolerance `<name>_max|_min` whose `figure` compare tracks, on fresh draws
+    per seed (fresh_stride), with a control of the same check; a paper-1 finding says why it is not a law."""
+    laws = [c for c in CLAIMS.values() if c.status == "law"]
+    assert {"baek.beyond.gr-offset-law", "baek.beyond.signum-plateau-law",
+            "baek.beyond.batch-metric-prediction"} <= {c.id for c in laws}
+    for c in laws:
+        tracked = [n for n, t in c.tolerances.items() if n.endswith(("_max", "_min")) and t.get("figure")]
+        assert tracked, f"{c.id}: a law needs a tolerance <name>_max/_min with a tracked figure"
+        assert int(c.params.get("fresh_stride", 0)) >= len(c.params_for("fast")["data_seeds"]), (
+            f"{c.id}: a law is judged on fresh, disjoint draws at every seed")
+        assert c.controls and all(CLAIMS[k].check == c.check and CLAIMS[k].status == "control" for k in c.controls)
+    for c in CLAIMS.values():
+        if c.id.startswith("baek.beyond.") and c.status == "beyond":
+            assert "A finding, not a law" in c.statement, f"{c.id}: a finding says why it cannot be a prediction"

@@ -11,7 +11,7 @@ Directional convergence (Cauchy in log-time):   δ(t) = 1 − cos(θ_{t/10}, θ_
     stable plateau at the cap, inconclusive otherwise, and then extended ×10 at most `extensions` times
     (prop.sequential).
     A late-half cosine to the final iterate proves nothing (‖θ‖ ~ t^{1−p} makes it ≈ 1 for almost any
-    dynamics), and a two-point rule one decade apart fails excursions (NUMERICS.md: δ 0.0163 → 0.0351 → 0.0080 at
+    dynamics), and a two-point rule one decade apart fails excursions (measured: δ 0.0163 → 0.0351 → 0.0080 at
     1e6, 1e7, 1e8). The control `trajectory = "spiral"` (θ_t = t^{0.3}(cos(ω ln t) e_1 + sin(ω ln t) e_2):
     δ(t) = 1 − cos(ω ln 10) for every t) must be contradicted.
 Soft vs hard margin: s(t) = (−log ℒ(θ_t) − q_min(θ_t)) / ‖θ_t‖^L → 0: |s(T)| ≤ soft_max (the numerator is

@@ -19,7 +19,7 @@ separated checkpoints of the last `decades` (≥ 2) decades, fits over ≥ 3 of 
                   a unit dies, can see its residual rise)
     inconclusive  otherwise: the example is extended ×10 (prop.sequential) up to the tier's cap
 
-The guard (1 by default) is derived from fresh runs, not the judged ones (NUMERICS.md, third round: right
+The guard (1 by default) is derived from fresh runs, not the judged ones (third round of measurements: right
 pairings ρ 0.08–0.58, wrong 1.73–18.7 on 20 fresh examples × 5 optimizers). Early in training every residual
 falls because the loss falls, so the own residual falling alone cannot tell geometries apart; the ratio can.
 Signatures are necessary conditions only (a wrong geometry's signature can be small by accident): compared across

@@ -19,7 +19,7 @@ example is three-valued (decide_direction):
                           with a bounded offset ξ_t, then 1 − cos ≈ ‖ξ⊥‖²/(2 r_t²) and K → ‖ξ⊥‖²/2: a settled
                           K with ‖w_t‖ → ∞ is directional convergence at rate 1/‖w‖², and it survives the
                           small-β2 transient in which the gap first rises while the support margins build
-                          their offset Δ* ≈ ((N−1)/2)·ln(1/β2) (NUMERICS.md; K then jumps and settles again).
+                          their offset Δ* ≈ ((N−1)/2)·ln(1/β2) (measured; K then jumps and settles again).
 A claim and its control call this same function; only the optimizer (or the target) and the
 expectation differ. An inconclusive example is extended ×10 (epochs) at most `extensions` times (default 1).
 `refuted_by` = "trend" | "closeness" (controls) asserts which half must decide: "trend": the check raises if
@@ -363,7 +363,7 @@ def signum_curves(Z: np.ndarray, p: dict, b: int, beta: float, steps: int, seed:
 
 def signum_decision(x, gap, scale, bound: float, tol: dict, final: bool) -> Decision:
     """rules.judge_rate_invariant on the ℓ∞ gap with scale ‖w‖∞: converging Signum has gap ∝ 1/‖w‖∞ (the invariant
-    gap·‖w‖∞ settles, NUMERICS.md third round), a plateau (or a slow approach to one) makes it rise like ‖w‖∞."""
+    gap·‖w‖∞ settles, third round of measurements), a plateau (or a slow approach to one) makes it rise like ‖w‖∞."""
     return judge_rate_invariant(x, gap, scale, bound, rise=tol["inv_rise"], decades=tol["decades"],
                                 min_drop=tol["trend_drop"], final=final, floor=tol.get("gap_floor", FLOOR))
 
@@ -382,7 +382,7 @@ def beta_envelope(m: float, c_beta: float) -> float:
 def signum_beta_trend(ctx: CheckContext) -> Outcome:
     """Thm 5.1 where it applies: for each batch size b (m = N/b batches per epoch) Signum with β close enough to 1
     reaches the ℓ∞ max margin. Property over generated discriminating GR data, drawn b and β drawn log-uniformly
-    in 1 − β ∈ [beta_one_minus_min, c_beta/m] (ABOVE the measured envelope 1 − β_c ≥ 0.2/m, NUMERICS.md third
+    in 1 − β ∈ [beta_one_minus_min, c_beta/m] (ABOVE the measured envelope 1 − β_c ≥ 0.2/m, measured in the third
     round; `beta_fixed` instead: the no-momentum control). Each example is one run at signum_horizon steps,
     judged by rules.judge_rate_invariant (gap ≤ gap_max and falling, gap·‖w‖∞ settled: supported; a plateau or
     gap·‖w‖∞ rising ≥ inv_rise× per decade over `decades` decades at the largest horizon: contradicted) and

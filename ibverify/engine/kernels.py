@@ -12,7 +12,7 @@ are ratios of the relative gradient g̃. The frame moves only when needed (rare 
     moments are (1−β1)g, (1−β2)g²: re-frame at g and take the step there.
 e^{L + s_k} = e^{L + S} q_k with S = max_k s_k and cached q_k = e^{s_k − S}: one exp per step.
 With ε > 0 the denominator is √v̂ + ε e^{s_k}, which is exact too. With log_frame=False the same
-kernel runs naive float64 (s ≡ 0): it freezes once g² underflows (NUMERICS.md), which tests show.
+kernel runs naive float64 (s ≡ 0): it freezes once g² underflows, which tests show.
 
 Batch gradient: log-weights l_i = log|ℓ'(z_i·w)|; with L = max over the batch, the relative
 gradient is g̃_k = −(1/b) Σ_i e^{l_i − L} z_ik and the true one g_k = e^{L} g̃_k.

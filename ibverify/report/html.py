@@ -32,6 +32,8 @@ VERDICT_CLASS = {"holds": "good", "refuted": "good", "does not hold": "bad", "no
 STATUS_NOTE = {
     "reconstructed": "Reconstructed claim: the paper's exact statement or dataset was not available; this "
                      "claim encodes the spec's labelled reconstruction.",
+    "law": "A law of the suite's own, found by measurement beyond the papers: a prediction with a tolerance, judged "
+           "on fresh data at each seed; it passes when it holds, and its control must be refuted.",
     "control": "Negative control: the claim is expected to be false; the suite passes only if it is refuted.",
     "beyond": "Beyond the papers: an exploration reported as a finding, not as pass/fail of a paper.",
 }

@@ -26,8 +26,8 @@ from ..evidence import decision_counts
 SCHEMA = "ibverify.results/1"
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
 VERDICTS = ("holds", "does not hold", "refuted", "not refuted", "finding", "error", "inconclusive")
-EXPECT_BY_STATUS = {"paper": "holds", "derived": "holds", "reconstructed": "holds", "control": "refuted",
-                    "beyond": "finding"}
+EXPECT_BY_STATUS = {"paper": "holds", "derived": "holds", "reconstructed": "holds", "law": "holds",
+                    "control": "refuted", "beyond": "finding"}
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
               type(None): "null"}
 

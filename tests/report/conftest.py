@@ -42,7 +42,7 @@ def build_results():
                      Outcome(True, "cos 0.9999, gap falls", {"cos": 0.9999, "gap": 1e-4},
                              [gap_series(), cos, cos_inf], "gap shrinks along the run", 6,
                              decisions={"supported": 5, "set aside": 1}),
-                     tolerances={"cos_min": {"value": 0.999, "why": "CLAIMS.md starting tolerance"}}),
+                     tolerances={"cos_min": {"value": 0.999, "why": "starting tolerance"}}),
         claim_record("zhang.det-adam-linf", "paper",
                      Outcome(False, "margin gap 7%", {"gap": 0.07}, [gap_series("margin gap")], examples=3,
                              counterexample={"X": [[1.0, 2.0], [3.0, -4.0]], "y": [1, -1], "beta1": 0.5},

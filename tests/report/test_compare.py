@@ -241,3 +241,46 @@ def test_a_decision_word_that_is_not_one_is_refused_where_the_check_returns():
     with pytest.raises(ValueError, match=r"\['maybe'\] are not per-example decision words"):
         Outcome(True, "f", decisions={"supported": 1, "maybe": 2})
     assert Outcome(True, "f").to_json()["counts"] is None
+
+
+# ------------------------------------------------------------------ laws: a doctored law figure fails the gate
+
+def _law_rows():
+    """(law row, its control's row) per law of the registry, with the claim files' own tolerances."""
+    from ibverify.claims import load_registry
+    from ibverify.evidence import Outcome
+
+    from .conftest import claim_record, gap_series
+
+    reg = {c.id: c for c in load_registry()}
+    rows = []
+    for law in (c for c in reg.values() if c.status == "law"):
+        ctl = reg[law.controls[0]]
+        figs = {t["figure"]: 0.5 * float(t["value"]) for n, t in law.tolerances.items()
+                if n.endswith("_max") and isinstance(t, dict) and t.get("figure")}
+        rows.append((claim_record(law.id, "law", Outcome(True, "within", figs, [gap_series()],
+                                                         decisions={"supported": 2}), tolerances=law.tolerances),
+                     claim_record(ctl.id, "control", Outcome(False, "outside", {f: 4 * v for f, v in figs.items()},
+                                                             [gap_series()], decisions={"contradicted": 2}),
+                                  tolerances=ctl.tolerances)))
+    return rows
+
+
+@pytest.mark.parametrize("law,control", _law_rows(), ids=lambda r: r["id"])
+def test_a_doctored_law_figure_outside_its_band_fails_compare(results, law, control):
+    results["claims"] += [law, control]
+    _resummarize(results)
+    figs = law["outcome"]["figures"]
+    assert figs and set(tracked_specs(law)) == set(figs)   # every law figure with a tolerance is tracked
+    assert compare(results, copy.deepcopy(results)).ok
+    for fig, v in figs.items():
+        doctored = copy.deepcopy(results)
+        claim_of(doctored, law["id"])["outcome"]["figures"][fig] = 2.5 * v   # past the law's tolerance
+        res = compare(results, doctored)
+        assert not res.ok and _fails(res) == [
+            f"FAIL   {law['id']}: figure {fig} {v:.6g} → {2.5 * v:.6g} (lower is better, tolerance "
+            f"{0.05 * v:.3g}): regressed"]
+        doctored = copy.deepcopy(results)                                     # the control nearer its bound
+        claim_of(doctored, control["id"])["outcome"]["figures"][fig] = 1.5 * v
+        res = compare(results, doctored)
+        assert [line.split()[1] for line in _fails(res)] == [f"{control['id']}:"]

@@ -52,7 +52,7 @@ def test_compiled_matches_reference_property(data, name, b, order, seed):
 
 
 def test_naive_float64_freeze_is_detected_and_log_frame_continues():
-    """NUMERICS.md: naive per-sample Adam freezes once g² underflows (margin ≈ 372)."""
+    """Measured: naive per-sample Adam freezes once g² underflows (margin ≈ 372)."""
     Z = gr(4, 5, np.random.default_rng(3)).Z * 50
     spec = OptimizerSpec("inc-adam", lr=1.0, beta1=0.0, beta2=0.5)
     naive = run(Z, spec, 20000, checkpoints=3, log_frame=False)

@@ -117,14 +117,16 @@ def test_batch_metric_linf_margins_are_min_margin_over_the_max_coordinate(monkey
     Z = np.array([[1.0, 2.0], [3.0, -1.0], [2.0, 2.0]])
     preds = {1: np.array([2.0, 1.0]), 2: np.array([1.0, 4.0])}
     finals = {1: np.array([-3.0, 1.0]), 2: np.array([1.0, 0.5])}
-    monkeypatch.setattr(P, "gaussian", lambda n, d, rng: SimpleNamespace(Z=Z))
+    monkeypatch.setattr(P, "gaussian", lambda n, d, seed: "data")
     monkeypatch.setattr(P, "fixed_point", SimpleNamespace(iterate=lambda Z, b: SimpleNamespace(direction=preds[b])))
+    monkeypatch.setattr(P, "listed_run", lambda data, r, n, seed, checkpoints: r["batch_size"])
 
-    def fake_run(Z, spec, steps, checkpoints):
-        w = finals[spec.batch_size]
+    def fake_run(b):   # the run store's run of the recipe (here: its batch size)
+        w = finals[b]
         return SimpleNamespace(ws=np.array([0.5 * w, w]), w=w, checkpoints=np.array([1.0, 2.0]))
 
-    monkeypatch.setattr(P, "run", fake_run)
+    monkeypatch.setattr(P, "store_of", lambda ctx: SimpleNamespace(data=lambda rec: SimpleNamespace(Z=Z),
+                                                                   run=fake_run))
     claim = next(c for c in load_registry() if c.check.endswith(":batch_metric_prediction"))
     ctx = CheckContext(claim, "smoke", {**claim.params_for("smoke"), "data_seeds": [1], "b_values": [1, 2]}, 0)
     rows = P.batch_metric_prediction(ctx).table

@@ -23,7 +23,7 @@ def test_known_values_two_points():
 
 
 def test_non_unique_linf_direction_compared_by_margin():
-    # NUMERICS.md: X = [[1,0],[1,0.5]] has many ℓ∞ maximizers; any of them attains γ∞ = 1
+    # X = [[1,0],[1,0.5]] has many ℓ∞ maximizers; any of them attains γ∞ = 1
     Z = np.array([[1.0, 0.0], [1.0, 0.5]])
     r = max_margin(Z, "linf")
     assert r.margin == pytest.approx(1.0, rel=1e-9)

@@ -59,16 +59,54 @@ def test_realized_weights_recover_known_weights_without_overflow():
 # ------------------------------------------------------------------ the per-support-vector offset law (gr_offset_law)
 
 from ibverify.checks import rules  # noqa: E402
-from ibverify.checks.paper1_laws import discriminating_gr, gr_offset_law, offset_law  # noqa: E402
+from ibverify.checks.paper1_laws import (constant_spread, discriminating_gr, fresh_seeds,  # noqa: E402
+                                         gr_offset_law, offset_law, predicted_offsets)
 from ibverify.recipes import RunStore  # noqa: E402
 from ibverify.claims import CheckContext, Claim  # noqa: E402
 from ibverify.oracles import max_margin  # noqa: E402
 
 
-def _ctx(params, tol):
-    cl = Claim(id="t", paper="", result="", status="beyond", statement="", check="", params=params,
+def _ctx(params, tol, seed=0):
+    cl = Claim(id="t", paper="", result="", status="law", statement="", check="", params=params,
                tolerances={k: {"value": v, "why": "test"} for k, v in tol.items()}, tiers={"fast": {}})
-    return CheckContext(cl, "fast", params)
+    return CheckContext(cl, "fast", params, seed=seed)
+
+
+def test_fresh_seeds_are_new_draws_at_every_seed_and_disjoint_across_seeds():
+    seeds = [fresh_seeds(_ctx({"data_seeds": [100, 101], "fresh_stride": 2}, {}, seed=s)) for s in range(8)]
+    assert seeds[0] == [100, 101] and seeds[3] == [106, 107]
+    assert len({x for s in seeds for x in s}) == 16
+    assert fresh_seeds(_ctx({"data_seeds": [5]}, {}, seed=4)) == [5]   # no stride: the listed seeds
+
+
+def _thresholds(C, ms=(12, 6, 4, 3, 2), width=1.1, censored=None):
+    """Brackets [C_m/√width, C_m·√width] around the given constants, as bisect_threshold reports them."""
+    return [{"m": m, "C_lo": c / width ** 0.5, "C_hi": c * width ** 0.5,
+             "censored": (censored or {}).get(m, "")} for m, c in zip(ms, C, strict=True)]
+
+
+def test_constant_spread_decides_each_way():
+    """1 − β_c = 0.4/m: C = m(1 − β_c) is one constant (supported at q = 1, within ×3) while C·m spreads ×6
+    (contradicted at q = 2); brackets wider than the band leave it undecided; an open (censored) bracket never
+    supports."""
+    exact = _thresholds([0.4] * 5)
+    assert constant_spread(exact, 1.0, 3.0)["decision"].word == rules.SUPPORTED
+    wrong = constant_spread(exact, 2.0, 3.0)
+    assert wrong["decision"].word == rules.CONTRADICTED and abs(wrong["mid"] - 6.0) < 1e-9
+    assert constant_spread(_thresholds([0.4] * 5, width=4.0), 1.0, 3.0)["decision"].word == rules.INCONCLUSIVE
+    assert constant_spread(_thresholds([0.4, 0.4, 0.4, 0.4, 3.0]), 1.0, 3.0)["decision"].word == rules.CONTRADICTED
+    open_ = constant_spread(_thresholds([0.4] * 5, censored={2: "above"}), 1.0, 3.0)
+    assert open_["most"] == np.inf and open_["decision"].word == rules.INCONCLUSIVE
+
+
+def test_reversed_law_counts_the_lags_backwards():
+    """predicted_offsets(order="reversed") is offset_law on the relabelled data j → N−1−j: at small β2 each offset's
+    slope in ln(1/β2) is (N − k_j)/2 instead of k_j/2 (same undamped j0: it depends on λ_j a_j only)."""
+    Z = RunStore.process().data(discriminating_gr(10, 8, 5)).Z
+    mm = max_margin(Z, "l2")
+    j0, a = predicted_offsets(Z, mm.support, mm.duals, 1e-4, "reversed", exact=False)
+    _, b = predicted_offsets(Z, mm.support, mm.duals, 1e-6, "reversed", exact=False)
+    assert j0 == 3 and np.allclose((b - a) / np.log(100), [0.0, 4.5, 2.5], atol=1e-12)
 
 
 def test_offset_law_values_on_data_seed_5():
@@ -108,7 +146,7 @@ def test_gr_offset_law_supports_the_right_run_and_contradicts_a_reordered_one():
     contradicted at the horizon. The one-formula law's slope 4.5 fails on this dataset (measured 2.5)."""
     base = {"n": 10, "d": 8, "lr_decay": 0.3, "eps": 0.0, "bias_correction": False, "data_seeds": [5],
             "beta2s": [0.3, 0.1], "steps": 300000}
-    tol = {"offset_tol": 0.03, "slope_tol": 0.1}
+    tol = {"offset_max": 0.03, "slope_tol": 0.1}
     good = gr_offset_law(_ctx(base, tol))
     assert [r["decision"] for r in good.table] == [rules.SUPPORTED] * 2 and good.holds is True
     assert good.figures["max_offset_error"] < 0.03
@@ -116,6 +154,9 @@ def test_gr_offset_law_supports_the_right_run_and_contradicts_a_reordered_one():
     bad = gr_offset_law(_ctx({**base, "cycle": list(range(9, -1, -1))}, tol))
     assert [r["decision"] for r in bad.table] == [rules.CONTRADICTED] * 2 and bad.holds is False
     assert bad.figures["max_offset_error"] > 0.5
+    wrong = gr_offset_law(_ctx({**base, "law_order": "reversed"}, tol))   # the control's wrong law, the right run
+    assert [r["decision"] for r in wrong.table] == [rules.CONTRADICTED] * 2 and wrong.holds is False
+    assert wrong.figures["max_offset_error"] > 0.5
 
 
 # ------------------------------------------------------------------ Prop 4.3 (proxy_prop43)

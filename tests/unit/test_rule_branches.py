@@ -225,7 +225,9 @@ def test_the_plateau_law_counts_an_undecided_run_as_not_converging(monkeypatch):
     from ibverify.checks import paper1_laws as P
 
     profiles.load("ci")
-    monkeypatch.setattr(P, "discriminating_gr", lambda n, d, seed: np.zeros((n, d)))
+    from ibverify.recipes import DataRecipe
+
+    monkeypatch.setattr(P, "discriminating_gr", lambda n, d, seed, store=None: DataRecipe.of_arrays(np.zeros((n, d))))
     n = 12
 
     def fake(Z, p, tol, b, beta):
@@ -241,6 +243,7 @@ def test_the_plateau_law_counts_an_undecided_run_as_not_converging(monkeypatch):
     assert all(r["C_lo"] <= 0.4 <= r["C_hi"] for r in th)
     assert out.figures["undecided_runs"] > 0 and out.figures["censored"] == 0
     assert out.figures["p_pooled"] == pytest.approx(1.0, abs=0.3)       # C_c the same for every m: 1 − β_c ∝ 1/m
+    assert out.holds is True and out.figures["C_spread"] < 1.5           # the law 1 − β_c = C/m, one C per dataset
 
 
 def _ctx(claim_id, tier="fast"):

@@ -191,7 +191,7 @@ def test_rate_invariant_contradicts_a_plateau_at_the_final_horizon_only():
 
 
 def test_rate_invariant_half_contradicts_alone_a_slow_approach_the_gap_rule_calls_falling():
-    """Gap ×0.7 per decade (NUMERICS.md's slow approach to a small plateau): judge_gap alone supports it (within 3 %,
+    """Gap ×0.7 per decade (the measured slow approach to a small plateau): judge_gap alone supports it (within 3 %,
     falling ≥ 10 % per decade), gap·scale rises ×2.21 per decade ≥ 2: contradicted by the invariant half alone."""
     from ibverify.checks.rules import CONTRADICTED, SUPPORTED, judge_gap, judge_rate_invariant
     gap = 0.02 * (XS / XS[-1]) ** np.log10(0.7)
