@@ -18,8 +18,9 @@ with `optim.adapters.to_spec` and calls `cli.bias.answers` (runner.bias.identify
 `verify` selects the claims with `cli.verify.select_claims` and runs them with `runner.verify.verify`, as
 `ibverify verify`; `train` fills the `train` command's parsed options (the parser's defaults, then the arguments)
 and calls `cli.train.train_linear` or `cli.network.train_run`, as `ibverify train`. What stands for an optimizer
-(a name of the table, a file path.py[:function], a `UserOptimizer`, an `OptimizerSpec`; optax and torch objects are
-refused for now) is decided in one place: `optim.adapters.to_spec`.
+(a name of the table, a file path.py[:function], a PyTorch optimizer `torch:NAME[:k=v,...]`, a `torch.optim.Optimizer`
+subclass or a functools.partial of one (linear model, float64: optim.torchadapt), a `UserOptimizer`, an
+`OptimizerSpec`; optax objects are refused for now) is decided in one place: `optim.adapters.to_spec`.
 
 Errors: bad input raises `IbverifyError` with a one-line message (the command line's exit 2), raised here, not from
 deep inside; RuntimeWarning and UserWarning (overflow, solver chatter) are silenced as on the command line. Nothing

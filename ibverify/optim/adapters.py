@@ -2,11 +2,14 @@
 
 Every entry point that takes an optimizer calls `to_spec` (the command line's `--optimizer`, `ibverify.bias`,
 `ibverify.train`): a name of the optimizer table (aliases too), a user's file `path/to/file.py[:function]`
-(ibverify.optfile, ibverify.optim.userfile), a `UserOptimizer` object made in this process, or an `OptimizerSpec`.
-Anything else goes through `ADAPTERS`, a list of (what it is, recognizes(obj), to_spec(obj, knobs)) tried in
-order: the place where adapters of other libraries' optimizers plug in. Today the optax and PyTorch entries
-only recognize such objects and refuse them with one line (no adapter yet). Every refusal is one IbverifyError
-line naming `what` (the option or argument).
+(ibverify.optfile, ibverify.optim.userfile), a PyTorch optimizer `torch:NAME[:k=v,...]` (e.g. `torch:Adam:eps=0`,
+`torch:SGD:momentum=0.9`; ibverify.optim.torchadapt), a `UserOptimizer` object made in this process, or an
+`OptimizerSpec`. Anything else goes through `ADAPTERS`, a list of (what it is, recognizes(obj), to_spec(obj, knobs))
+tried in order: the place where adapters of other libraries' optimizers plug in. The PyTorch entry takes a
+`torch.optim.Optimizer` subclass or a `functools.partial` of one (`functools.partial(torch.optim.Adam, eps=0.0)`):
+run unchanged in float64 on the linear model, ibverify setting its lr to η_t = lr · t^(−lr_decay) each step
+(torchadapt; no block models yet). The optax entry only recognizes optax objects and refuses them with one line (no
+adapter yet). Every refusal is one IbverifyError line naming `what` (the option or argument).
 
 Plain Python at import (no numpy): a spec is built, and a user's chains are probed (`userprobe.probe`: two steps on a
 small problem), only when `to_spec` is called.
@@ -53,9 +56,25 @@ def _not_yet(what: str) -> Callable[[Any, Mapping[str, Any]], OptimizerSpec]:
 
 ADAPTERS: list[Adapter] = [
     Adapter("optax transformations", lambda o: _library(o) == "optax", _not_yet("optax transformations")),
-    Adapter("torch optimizers and optimizer factories", lambda o: _library(o) == "torch",
-            _not_yet("torch optimizers and optimizer factories")),
+    Adapter("torch optimizers and optimizer factories", lambda o: _library(o) == "torch"
+            or _torch_subclass(o), lambda o, knobs: _torch_spec(o, knobs)),
 ]
+
+
+def _torch_subclass(obj: Any) -> bool:
+    """A torch.optim.Optimizer subclass of another module (or a partial of one); torch loaded already if so."""
+    import sys
+
+    target = getattr(obj, "func", obj)
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(target, type) and issubclass(target, torch.optim.Optimizer)
+
+
+def _torch_spec(obj: Any, knobs: Mapping[str, Any]) -> OptimizerSpec:
+    from .torchadapt import row_from_object
+
+    row = row_from_object(obj)
+    return OptimizerSpec.from_params(knobs, name=row.name, user=row)
 
 
 def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str = "optimizer",
@@ -94,9 +113,14 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
 
 def check_name(name: str) -> None:
     """Refuse (one line) a string that is neither a name of the optimizer table nor a file path.py[:function]."""
+    if isinstance(name, str) and name.strip().startswith("torch:"):
+        from .torchadapt import parse   # torch: only when a torch optimizer is named
+
+        parse(name)
+        return
     if name not in NAMES and not optfile.split(name):
-        raise IbverifyError(f"unknown optimizer {name!r}; use one of {', '.join(NAMES)}, or a file: "
-                            f"path/to/file.py[:function]")
+        raise IbverifyError(f"unknown optimizer {name!r}; use one of {', '.join(NAMES)}, a file: "
+                            f"path/to/file.py[:function], or a PyTorch optimizer torch:NAME[:key=value,...]")
 
 
 def in_process_row(desc: Any, what: str = "optimizer"):

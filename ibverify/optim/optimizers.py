@@ -37,7 +37,8 @@ def user_chain(out, family: str = "vector") -> list:
 
 
 def build(spec: OptimizerSpec, xp) -> Chain:
-    """The linear model's chain of `spec` (resolved): its row's vector chain, then scale_by_schedule(lr, lr_decay).
+    """The linear model's chain of `spec` (resolved): its row's vector chain, then scale_by_schedule(lr, lr_decay)
+    (none for a row that `owns_schedule`).
     A user's transforms of the protocol before issue 32 (init(d), update(u, grad, state, t)) are adapted
     (`transforms.legacy_prefix`)."""
     row = spec.row
@@ -46,6 +47,8 @@ def build(spec: OptimizerSpec, xp) -> Chain:
     ts = user_chain(row.vector(spec, xp), "vector")
     if spec.user is not None:   # a user's file: old-protocol transforms adapted, its exceptions one line (userguard)
         ts = guard_vector(T.legacy_prefix(ts), spec.user.user.source)
+    if row.owns_schedule:   # its chain makes the whole step, η_t included (a torch optimizer: torchadapt)
+        return chain(*ts)
     return chain(*ts, T.scale_by_schedule(xp, spec.lr, spec.lr_decay))
 
 

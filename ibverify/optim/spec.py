@@ -7,7 +7,8 @@ degree L). Checks build specs only through `from_params` (claim parameters, old 
 
 A name `path/to/file.py[:function]` (ibverify.optfile) is a user's optimizer: the file is loaded
 (`userfile.load`), `name` becomes the user's name and `user` holds its row (chains, file, sha256). Every consumer
-reads the optimizer's row as `spec.row` (the user's row, or the table's row of `name`).
+reads the optimizer's row as `spec.row` (the user's row, or the table's row of `name`). A name `torch:NAME[:k=v,...]`
+is a PyTorch optimizer (`torchadapt.row_from_name`: torch imported then), held as a user's row is.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ class OptimizerSpec:
             from .userfile import load  # a user's optimizer file (numpy: only when one is named)
 
             object.__setattr__(self, "user", load(self.name))
+        elif self.user is None and isinstance(self.name, str) and self.name.strip().startswith("torch:"):
+            from .torchadapt import row_from_name  # a torch optimizer (torch: only when one is named)
+
+            object.__setattr__(self, "user", row_from_name(self.name))
         if self.user is not None:
             object.__setattr__(self, "name", self.user.name)
         elif self.name not in NAMES:
@@ -81,7 +86,7 @@ class OptimizerSpec:
                 warnings.warn(f"knob {old!r} is deprecated: use {new!r}", DeprecationWarning, stacklevel=2)
                 kw[new] = p[old]
         kw.update({k: p[k] for k in KNOBS if k in p})
-        return cls(name, **kw)
+        return cls(name, **kw, **({"user": overrides["user"]} if overrides.get("user") is not None else {}))
 
     def _check_name(self) -> None:
         if self.user is None and self.name not in NAMES:

@@ -78,6 +78,8 @@ class OptimizerInfo:
     #                                 a list), the block models' chain before the schedule
     kernel: str | None = None       # the compiled vector kernel's kind (engine.vector.KERNELS); None: none
     parts: tuple[str, ...] = ()     # a hybrid: its (matrix, vector) optimizers, whose block chains it partitions
+    owns_schedule: bool = False     # its vector chain makes the whole step, η_t included (a torch optimizer:
+    #                                 optim/torchadapt.py): build appends no schedule
 
     def __reduce__(self):
         """Pickled by name (a table row), or by its file (a user's row: reloaded, refused if the file changed)."""
