@@ -50,7 +50,9 @@ ibverify.train(optimizer, data, *, model=None, steps=None, epochs=None, checkpoi
 
 An `optimizer` is a name of the optimizer table (`ibverify train --help` lists them), your own file
 `"path/to/file.py:make"` (the protocol: [commands](commands.md)), or a `UserOptimizer` made in the session (below).
-Objects of other libraries (an optax transformation, a torch optimizer) are refused for now with one line. Bad input
+A PyTorch optimizer runs unchanged on the linear model: `"torch:Adam:eps=0"`, `torch.optim.SGD` or
+`functools.partial(torch.optim.Adam, eps=0.0)` ([commands](commands.md), "A PyTorch optimizer").
+An optax transformation is refused for now with one line. Bad input
 of any kind raises `ibverify.IbverifyError` with a one-line message, as the command line's exit status 2.
 `import ibverify` stays light: numpy and the engine load when a function first runs.
 """
