@@ -82,7 +82,7 @@ def decide(examples: list[Example], min_supported: int | None = None, requested:
     words = [e.word for e in examples]
     judged = sum(w != rules.SET_ASIDE for w in words)
     k = math.ceil(2 * judged / 3) if min_supported is None else int(min_supported)
-    verdict, text = rules.tally(words, k)
+    verdict, text = rules.tally(words, k, set_aside)
     counts = {w: words.count(w) for w in rules.DECISIONS}
     counts[rules.SET_ASIDE] += set_aside
     if verdict is True and set_aside and judged < math.ceil(requested / 2):

@@ -178,6 +178,12 @@ def test_tally_min_supported_boundary_and_no_decision():
     assert tally([], 1)[0] is None
     assert tally([CONTRADICTED, SET_ASIDE, INCONCLUSIVE], 5) == (False, "1 contradicted, 1 inconclusive, 1 set aside")
     assert tally([SUPPORTED, SET_ASIDE, SET_ASIDE], 2)[0] is None  # set aside never counts as supported
+    # the set-aside share cap (1/3 of the drawn examples), from the words and from the check's own rejects
+    assert tally([SUPPORTED] * 2 + [SET_ASIDE], 2)[0] is True     # 1 of 3: at the cap
+    held, text = tally([SUPPORTED] * 4 + [SET_ASIDE] * 3, 2)
+    assert held is None and "3 of 7 drawn examples set aside" in text
+    assert tally([SUPPORTED] * 4, 2, set_aside=2)[0] is True
+    assert tally([SUPPORTED] * 4, 2, set_aside=3)[0] is None
 
 
 def test_nondecreasing_a_rise_within_the_allowance_and_the_point_count():

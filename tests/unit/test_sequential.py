@@ -52,14 +52,30 @@ def test_decide_needs_two_thirds_supported_by_default():
     ex = lambda w: Example(True, {}, decision=w)  # noqa: E731
     assert decide([ex(SUPPORTED)] * 4 + [ex(INCONCLUSIVE)] * 2)[0] is True          # 4 ≥ ⌈2·6/3⌉
     assert decide([ex(SUPPORTED)] * 3 + [ex(INCONCLUSIVE)] * 3)[0] is None
-    assert decide([ex(SUPPORTED)] * 2 + [ex(SET_ASIDE)] * 4)[0] is True             # judged: 2
+    assert decide([ex(SUPPORTED)] * 4 + [ex(SET_ASIDE)] * 2)[0] is True             # judged: 4, 2 of 6 set aside
     assert decide([ex(SUPPORTED)] * 3 + [ex(INCONCLUSIVE)] * 3, min_supported=3)[0] is True
     # too few examples inside the hypotheses (the rest set aside): cannot hold, inconclusive
-    v, text, counts = decide([ex(SUPPORTED)] * 2, requested=6, set_aside=9)
-    assert v is None and "only 2 of 6 examples inside" in text and counts[SET_ASIDE] == 9
+    v, text, counts = decide([ex(SUPPORTED)] * 2, requested=6, set_aside=1)      # share 1 of 3: within the cap
+    assert v is None and "only 2 of 6 examples inside" in text and counts[SET_ASIDE] == 1
     assert decide([ex(SUPPORTED)] * 3, requested=6, set_aside=1)[0] is True
     assert decide([ex(SUPPORTED), ex(CONTRADICTED)], requested=6, set_aside=9)[0] is False
     v, text, counts = decide([ex(SUPPORTED), ex(CONTRADICTED)])
+    assert v is False and counts[CONTRADICTED] == 1 and "1 contradicted" in text
+
+
+def test_decide_caps_the_set_aside_share_of_a_holding_claim():
+    ex = lambda w: Example(True, {}, decision=w)  # noqa: E731
+    # the cap alone (the judged count is not below half the requested): 3 of 8 drawn set aside > 1/3
+    v, text, _ = decide([ex(SUPPORTED)] * 5 + [ex(SET_ASIDE)] * 3, requested=5)
+    assert v is None and "3 of 8 drawn examples set aside" in text
+    v, text, _ = decide([ex(SUPPORTED)] * 5 + [ex(SET_ASIDE)] * 3)         # also without a requested count
+    assert v is None and "3 of 8 drawn examples set aside" in text
+    assert decide([ex(SUPPORTED)] * 4 + [ex(SET_ASIDE)] * 2, requested=4)[0] is True    # 2 of 6: at the cap
+    # the check's own set-aside examples count toward the share
+    assert decide([ex(SUPPORTED)] * 4, requested=4, set_aside=2)[0] is True
+    assert decide([ex(SUPPORTED)] * 4, requested=4, set_aside=3)[0] is None
+    # a contradiction still decides whatever the share
+    v, text, counts = decide([ex(SUPPORTED), ex(CONTRADICTED)], requested=2, set_aside=9)
     assert v is False and counts[CONTRADICTED] == 1 and "1 contradicted" in text
 
 
