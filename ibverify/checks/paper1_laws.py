@@ -643,18 +643,26 @@ def decade_sums(x: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs), np.array(ds)
 
 
+CONSEQUENCES_43 = ("‖w‖ → ∞", "Σ η‖∇L‖²_P⁻¹ < ∞")   # follow from L → 0 on a run: checked, not evidence
+
+
 def prop43_decision(x, L, norm, xs, D, *, loss_bound: float, inv_norm_bound: float, sum_bound: float,
                     final: bool = True) -> tuple[Decision, dict[str, Decision]]:
-    """Prop 4.3 on one run, three halves each judged by rules.judge_gap (a quantity that must → 0):
-    L → 0; 1/‖w‖ → 0; the decade sums D(T) = Σ_{T/10<t≤T} η_t ‖∇L‖²_{P⁻¹} → 0 (the proof's summability, a Cauchy
-    criterion for Σ η_t ‖∇L‖²_{P⁻¹} < ∞). Combined by rules.tally: contradicted when any half is, supported when all
-    are, else inconclusive."""
+    """Prop 4.3 on one run, three quantities each judged by rules.judge_gap (a quantity that must → 0):
+    L → 0 (the evidence); 1/‖w‖ → 0 and the decade sums D(T) = Σ_{T/10<t≤T} η_t ‖∇L‖²_{P⁻¹} → 0 (the proof's
+    summability, a Cauchy criterion for Σ η_t ‖∇L‖²_{P⁻¹} < ∞), which are consequences: L → 0 forces every margin,
+    hence ‖w‖, to ∞, and a last-decade sum is at most the loss decrease over that decade (descent lemma), so on a
+    run neither can fail while L → 0 holds. They are checked (a failing consequence contradicts: the run or the
+    derivation is wrong) and reported as consequences, never as evidence of their own. Combined by rules.tally:
+    contradicted when any is, supported when all are, else inconclusive."""
     parts = {"L → 0": judge_gap(x, L, loss_bound, final=final),
              "‖w‖ → ∞": judge_gap(x, 1.0 / np.asarray(norm, float), inv_norm_bound, final=final),
              "Σ η‖∇L‖²_P⁻¹ < ∞": judge_gap(xs, D, sum_bound, final=final)}
-    verdict, text = tally([d.word for d in parts.values()], len(parts))
+    verdict, _ = tally([d.word for d in parts.values()], len(parts))
     word = {True: SUPPORTED, False: CONTRADICTED, None: INCONCLUSIVE}[verdict]
-    return Decision(word, "; ".join(f"{k}: {d.word} ({d.reason})" for k, d in parts.items())), parts
+    ev = "; ".join(f"{k}: {d.word} ({d.reason})" for k, d in parts.items() if k not in CONSEQUENCES_43)
+    cons = "; ".join(f"{k}: {d.word} ({d.reason})" for k, d in parts.items() if k in CONSEQUENCES_43)
+    return Decision(word, f"evidence: {ev} | consequences of L → 0, checked: {cons}"), parts
 
 
 def proxy_prop43(ctx: CheckContext) -> Outcome:

@@ -482,3 +482,18 @@ def test_runs_set_aside_are_counted_once_across_families(monkeypatch):
     listed = out.details.split("set aside")[-1].count("gronich.")
     assert out.figures["set_aside"] == out.decisions["set aside"] == listed >= 3    # data0 first in every family
     assert out.decisions["supported"] == len(drawn) >= 3
+
+
+# ------------------------------------------------------------------ R_max ≤ 1: evidence or a consequence
+
+def test_r_max_is_a_consequence_only_where_it_holds_by_construction():
+    from ibverify.checks.gronich_dynamics import r_max_by_construction
+    from ibverify.optim.spec import OptimizerSpec
+    spec = lambda name, **k: OptimizerSpec.from_params({"optimizer": name, **k})  # noqa: E731
+    assert "normalized" in r_max_by_construction(spec("signum"), None)
+    assert "normalized" in r_max_by_construction(spec("muon"), None)
+    assert "Cauchy" in r_max_by_construction(spec("adam", beta1=0.9, beta2=0.9), None)
+    assert r_max_by_construction(spec("adam", beta1=0.9, beta2=0.999), None) == ""        # evidence: can exceed 1
+    assert r_max_by_construction(spec("muon-adam", beta1=0.9, beta2=0.999), None) == ""   # the hybrid's Adam part
+    assert "Cauchy" in r_max_by_construction(spec("muon-adam", beta1=0.99, beta2=0.99), None)
+    assert r_max_by_construction(spec("signum"), "l2") == ""                              # another norm: evidence

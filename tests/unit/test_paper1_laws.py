@@ -161,6 +161,7 @@ def test_gr_offset_law_supports_the_right_run_and_contradicts_a_reordered_one():
 
 # ------------------------------------------------------------------ Prop 4.3 (proxy_prop43)
 
+from ibverify.checks import paper1_laws as P  # noqa: E402
 from ibverify.checks.paper1_laws import decade_sums, prop43_decision, proxy_prop43  # noqa: E402
 
 _P43 = {"loss_bound": 1e-6, "inv_norm_bound": 0.1, "sum_bound": 1e-6}
@@ -193,6 +194,8 @@ def test_prop43_each_half_decides_alone():
         dec, parts = prop43_decision(*args, **_P43)
         assert dec.word == rules.CONTRADICTED
         assert [k for k, d in parts.items() if d.word == rules.CONTRADICTED] == [name]
+        assert ("consequences of L → 0, checked: " in dec.reason) and dec.reason.index(name) > (
+            dec.reason.index("consequences") if name in P.CONSEQUENCES_43 else -1)
     # a series still above its bound but falling: not decided, and never contradicted before the final horizon
     dec, parts = prop43_decision(x, L, norm, xs, 1e-3 * xs ** -0.2, **_P43)
     assert dec.word == rules.INCONCLUSIVE and parts["Σ η‖∇L‖²_P⁻¹ < ∞"].fit.crossing > 1e5
