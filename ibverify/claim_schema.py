@@ -228,6 +228,8 @@ PARAMS = _table(
     Key("late", "int", "the last rows that count as late", 1),
     Key("late_frac", "float", "fraction of the checkpoints that count as late", **_PROB),
     Key("extensions", "int", "×10 extensions of the horizon while undecided", 0),
+    Key("sequential_from", "str", "start the ×10 horizons at this tier's horizon (most examples decide there) and "
+        "extend only the undecided ones, up to this tier's horizon × 10^extensions", choices=TIERS),
     Key("cap", "int", "geometry law: the most steps of a run", 1),
     Key("first", "int", "geometry law: the first horizon", 1),
     Key("max_iter", "int", "iterations of the fixed-point map", 1),

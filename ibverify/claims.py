@@ -65,7 +65,11 @@ class Claim:
         """Claim params with the tier's overrides applied."""
         if tier not in self.tiers:
             raise IbverifyError(f"claim {self.id} has no '{tier}' tier (has: {', '.join(self.tiers)})")
-        return {**self.params, **self.tiers[tier]}
+        p = {**self.params, **self.tiers[tier]}
+        source = p.pop("sequential_from", None)
+        if source is not None:   # the ×10 horizons start at that tier's horizon, up to this tier's cap
+            p["first_horizon"] = horizon_of(self.params_for(source))
+        return p
 
     def tol(self, name: str) -> float:
         t = self.tolerances[name]
@@ -252,3 +256,11 @@ def select(claims: list[Claim], ids: list[str] | None, tier: str) -> list[Claim]
             raise IbverifyError(f"claim(s) {', '.join(missing)} have no '{tier}' tier")
         return [c for c in chosen if tier in c.tiers]  # a prefix selects the claims that have the tier
     return [c for c in claims if tier in c.tiers]
+
+
+def horizon_of(params: dict[str, Any]) -> int:
+    """A tier's first horizon: its `steps`, `epochs` or family `run_overrides.steps` (the one it has)."""
+    for h in (params.get("steps"), params.get("epochs"), params.get("run_overrides", {}).get("steps")):
+        if h is not None:
+            return int(h)
+    raise IbverifyError("sequential_from: the source tier has no horizon (steps, epochs or run_overrides.steps)")

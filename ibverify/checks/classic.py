@@ -143,6 +143,11 @@ def soudry_decision(x, ev: dict, tol: dict, final: bool, halves=HALVES[:3]):
     return all_of(parts), parts
 
 
+def _scaled(first, u: float):
+    """A first horizon in the same units as the example's steps (steps / u: every example covers the same η·t)."""
+    return None if first is None else float(first) / u
+
+
 def log_rate(ctx: CheckContext) -> Outcome:
     p = ctx.params
     halves = tuple(p.get("halves", HALVES[:3]))
@@ -207,7 +212,8 @@ def log_rate(ctx: CheckContext) -> Outcome:
                             "halves": {k: v.word for k, v in parts.items()}}, decision=dec.word)
 
         steps = int(round(float(p["steps"]) / u))   # every example covers the same η·t
-        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)))
+        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)),
+                          first=_scaled(p.get("first_horizon"), u))
 
     res = run_property(ctx, strat, evaluate)
     exs = res.examples
@@ -354,7 +360,7 @@ def constrained_limit(ctx: CheckContext) -> Outcome:
                            {"data": repr(cert), "steps": T, "certificate": opt.certificate}, decision=dec.word)
 
         steps = int(p["steps"])
-        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)))
+        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)), first=p.get("first_horizon"))
 
     res = run_property(ctx, data(), evaluate)
     exs = res.examples
@@ -448,7 +454,8 @@ def gradient_alignment(ctx: CheckContext) -> Outcome:
                            {"data": repr(cert), "lr": lr, "lr_fraction": u, "steps": T}, decision=dec.word)
 
         steps = int(round(float(p["steps"]) / u))
-        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)))
+        return sequential(at, steps, steps * 10 ** int(p.get("extensions", 1)),
+                          first=_scaled(p.get("first_horizon"), u))
 
     res = run_property(ctx, strat, evaluate)
     exs = res.examples

@@ -171,7 +171,7 @@ def network_alignment(ctx: CheckContext) -> Outcome:
                            {"gap": (x[ok].tolist(), np.maximum(gap[ok], 1e-18).tolist())},
                            "" if dec.word == SUPPORTED else dec.reason, tag, dict(ex, steps=T), decision=dec.word)
 
-        e = sequential(at, steps, cap)
+        e = sequential(at, steps, cap, first=p.get("first_horizon"))
         if e.word == SET_ASIDE:
             aside.append(f"{tag} (not separating at the horizon)")
             reject()

@@ -134,7 +134,7 @@ def family_runs(ctx: CheckContext, judge_run, label: str, key: str, bound: float
                 return Example(word != rules.CONTRADICTED, fg, reason="; ".join(why), description=example_tag(ex),
                                inputs=ex, decision=word)
 
-            e = sequential(judge_at, steps, cap)
+            e = sequential(judge_at, steps, cap, first=ctx.params.get("first_horizon"))
             if e.word == rules.SET_ASIDE:
                 aside.append(f"{fam} {example_tag(ex)}")
                 reject()

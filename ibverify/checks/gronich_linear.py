@@ -91,7 +91,7 @@ def linear_certified(ctx: CheckContext) -> Outcome:
             return Example(word != rules.CONTRADICTED, {"gap": gaps[-1]}, reason="; ".join(why),
                            description=str(ex), inputs=ex, decision=word)
 
-        e = sequential(at, steps, cap)
+        e = sequential(at, steps, cap, first=p.get("first_horizon"))
         r, gaps = seen["r"], seen["gaps"]
         k = len(lines)
         series.append(Series(f"{p['optimizer']} in {G.name}: 1 − γ/γ*", r.checkpoints, gaps, ylabel="margin gap",

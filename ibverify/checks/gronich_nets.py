@@ -141,7 +141,7 @@ def _one(ctx: CheckContext) -> Outcome:
             return Example(word != CONTRADICTED, {**j.figures, "t2": float(DECISIONS.index(t2.word))},
                            reason="; ".join(why), description=tag, inputs=ex, decision=word)
 
-        e = sequential(at, steps, cap)
+        e = sequential(at, steps, cap, first=p.get("first_horizon"))
         sc, j, T = seen["sc"], seen["j"], seen["T"]
         if j is not None and e.word == SET_ASIDE:
             outside_t2.append(f"{tag} ({e.reason})")

@@ -600,7 +600,7 @@ def proxy_optimizes(ctx: CheckContext) -> Outcome:
             seen.update(r=r, x=x, y=y)
             return Example(d.word != CONTRADICTED, {}, reason=d.reason, decision=d.word)
 
-        e = sequential(judge_at, steps, steps * 10 ** int(p.get("extensions", 1)))
+        e = sequential(judge_at, steps, steps * 10 ** int(p.get("extensions", 1)), first=p.get("first_horizon"))
         record_horizons(ctx, [e])
         r, x, y = seen["r"], seen["x"], seen["y"]
         words.append(e.word)

@@ -156,7 +156,7 @@ def direction_converges(ctx: CheckContext) -> Outcome:
                            curves, "" if d.word == SUPPORTED else d.reason, desc, {**inputs, "steps": steps},
                            decision=d.word)
 
-        return sequential(at, epochs, epochs * 10 ** int(p.get("extensions", 1)))
+        return sequential(at, epochs, epochs * 10 ** int(p.get("extensions", 1)), first=p.get("first_horizon"))
 
     res = run_property(ctx, _strategy(p), evaluate)
     out = _outcome(res, target, need)

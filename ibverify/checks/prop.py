@@ -90,13 +90,26 @@ def decide(examples: list[Example], min_supported: int | None = None, requested:
     return verdict, text, counts
 
 
-def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | None) -> Example:
+def first_on_grid(steps: int, first: float | None) -> int:
+    """The first horizon: `steps`, or with `first` (a claim's first_horizon, from `sequential_from`) steps // 10^k
+    for the largest k ≥ 0 that keeps it ≥ first, so the ×10 horizons end at (about) the tier's own."""
+    T = int(steps)
+    if first is None or first >= T:
+        return T
+    k = int(math.floor(math.log10(T / float(first)) + 1e-12))
+    return T // 10 ** k
+
+
+def sequential(judge_at: Callable[[int, bool], Example], steps: int, cap: int | None,
+               first: int | None = None) -> Example:
     """judge_at(horizon, final) at steps, 10·steps, … while inconclusive and ≤ cap (None: steps); `final` is
-    True at the largest horizon the example can reach. Engines are deterministic, so a longer run repeats the
+    True at the largest horizon the example can reach. With `first` (the claim's first_horizon) the horizons start
+    lower, at first_on_grid(steps, first): most examples decide there, as on the tier it names, and only the
+    undecided ones go on to the cap. Engines are deterministic, so a longer run repeats the
     shorter one's steps bit-identically before going on; compiled network runs continue the shorter run instead of
     repeating it (recipes.RunStore.run). The example records the horizon that decided it."""
     cap = steps if cap is None else max(int(cap), steps)
-    T = int(steps)
+    T = first_on_grid(steps, first)
     while True:
         final = T * 10 > cap
         ex = judge_at(T, final)

@@ -377,7 +377,8 @@ def tally(words, min_supported: int, set_aside: int = 0) -> tuple[bool | None, s
         return False, text
     aside, drawn = n[SET_ASIDE] + set_aside, len(words) + set_aside
     if aside > SET_ASIDE_SHARE_MAX * drawn:
-        return None, text + f" ({aside} of {drawn} drawn examples set aside, above the cap of {SET_ASIDE_SHARE_MAX:.0%})"
+        return None, text + (f" ({aside} of {drawn} drawn examples set aside, above the cap of "
+                             f"{SET_ASIDE_SHARE_MAX:.0%})")
     if n[SUPPORTED] >= max(1, min_supported):
         return True, text
     return None, text + f" (holds needs ≥ {max(1, min_supported)} supported)"

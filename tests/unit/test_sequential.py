@@ -128,3 +128,49 @@ def test_falling_criterion_is_judge_gap():
     assert decide_direction(X, 0.1 * X ** -0.5, X, 3e-2, "falling", 1.0, ctx, True)[0].word == SUPPORTED
     assert decide_direction(X, np.full_like(X, 0.2), X, 3e-2, "falling", 1.0, ctx, True)[0].word == CONTRADICTED
     assert decide_direction(X, 100 * X ** -0.5, X, 3e-2, "falling", 1.0, ctx, True)[0].word == INCONCLUSIVE
+
+
+# ------------------------------------------------------------------ sequential_from: start at another tier's horizon
+
+from ibverify.checks.prop import first_on_grid  # noqa: E402
+import dataclasses  # noqa: E402
+
+from ibverify import IbverifyError  # noqa: E402
+
+
+def test_first_on_grid_starts_on_the_tiers_grid_at_or_above_first():
+    assert first_on_grid(10**7, 10**6) == 10**6
+    assert first_on_grid(10**7, 3 * 10**5) == 10**6          # the smallest steps/10^k that is ≥ first
+    assert first_on_grid(10**7, 10**5) == 10**5
+    assert first_on_grid(43478, 4347.8) == 4347              # an example's own steps (steps / u): floor
+    assert first_on_grid(10**7, None) == 10**7 and first_on_grid(10**5, 10**6) == 10**5
+
+
+def test_sequential_from_first_visits_only_the_undecided_horizons():
+    seen = []
+
+    def undecided(T, final):
+        seen.append((T, final))
+        return Example(True, {}, decision=INCONCLUSIVE)
+    sequential(undecided, 10**7, 10**7, first=10**5)
+    assert seen == [(10**5, False), (10**6, False), (10**7, True)]
+    seen.clear()
+
+    def decides(T, final):
+        seen.append((T, final))
+        return Example(True, {}, decision=SUPPORTED)
+    e = sequential(decides, 10**7, 10**8, first=10**6)
+    assert seen == [(10**6, False)] and e.decided_at == 10**6
+
+
+def test_params_for_turns_sequential_from_into_a_first_horizon():
+    from ibverify.claims import load_registry
+    c = {c.id: c for c in load_registry()}["soudry.gd-l2"]
+    c = dataclasses.replace(c, tiers={"fast": {"steps": 10**4}, "full": {"steps": 10**6, "sequential_from": "fast"}})
+    p = c.params_for("full")
+    assert p["first_horizon"] == 10**4 and p["steps"] == 10**6 and "sequential_from" not in p
+    assert "first_horizon" not in c.params_for("fast")
+    c = dataclasses.replace(c, params={k: v for k, v in c.params.items() if k != "steps"},
+                            tiers={"fast": {}, "full": {"steps": 10**6, "sequential_from": "fast"}})
+    with pytest.raises(IbverifyError, match="no horizon"):
+        c.params_for("full")
