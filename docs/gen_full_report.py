@@ -104,17 +104,34 @@ def section(baseline: dict, claims: list) -> str:
         out += [f"- `{r['id']}`: {r['verdict']} (expected {r['expect']}): "
                 f"{_cell(_short((r.get('outcome') or {}).get('figure') or r.get('error') or '', 240))}"
                 for r in unexpected]
-    out += ["", "| claim | verdict | as expected | row | runtime | key figure |", "|---|---|---|---|---|---|"]
+    out += ["", "The cost of each claim: its CPU seconds (or wall seconds where the row records no CPU time) and the "
+            "horizon (steps or epochs) that decided each of its examples.",
+            "", "| claim | verdict | as expected | row | cost | decided at | key figure |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         state = ("stale" if r["id"] in stale else "dirty" if r["id"] in fr.dirty
                  else "not in registry" if r["id"] in fr.dropped else "current")
         fig = (r.get("outcome") or {}).get("figure") or r.get("error") or ""
+        cost = (f"{float(r['cpu_s']):.0f} CPU-s" if r.get("cpu_s") is not None
+                else f"{float(r.get('runtime_s') or 0):.0f} s wall")
         out.append(f"| `{r['id']}` | {r['verdict']} | {'yes' if r['as_expected'] else '**no**'} | {state} | "
-                   f"{float(r.get('runtime_s') or 0):.0f} s | {_cell(_short(fig))} |")
+                   f"{cost} | {_decided_at(r)} | {_cell(_short(fig))} |")
     for i in fr.missing:
-        out.append(f"| `{i}` | — | — | missing | — | no row |")
+        out.append(f"| `{i}` | — | — | missing | — | — | no row |")
     out += ["", END]
     return "\n".join(out)
+
+
+def _decided_at(row: dict) -> str:
+    """The examples by the horizon that decided them ("1e+06 ×5, 1e+07 ×1, undecided at 1e+07 ×1"); — when the row
+    records none (a check without horizons, or a row older than outcome.horizons)."""
+    hs = (row.get("outcome") or {}).get("horizons") or []
+    if not hs:
+        return "—"
+    n: dict[tuple, int] = {}
+    for h in hs:
+        k = (h["horizon"] is None, h["horizon"] if h["horizon"] is not None else h["reached"])
+        n[k] = n.get(k, 0) + 1
+    return ", ".join(f"{'undecided at ' if undecided else ''}{t:.0e} ×{c}" for (undecided, t), c in sorted(n.items()))
 
 
 def render(text: str, baseline: dict, claims: list) -> str:
