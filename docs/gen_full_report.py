@@ -106,7 +106,8 @@ def section(baseline: dict, claims: list) -> str:
                 for r in unexpected]
     out += ["", "The cost of each claim: its CPU seconds (or wall seconds where the row records no CPU time) and the "
             "horizon (steps or epochs) that decided each of its examples.",
-            "", "| claim | verdict | as expected | row | cost | decided at | key figure |", "|---|---|---|---|---|---|---|"]
+            "", "| claim | verdict | as expected | row | cost | decided at | key figure |",
+            "|---|---|---|---|---|---|---|"]
     for r in rows:
         state = ("stale" if r["id"] in stale else "dirty" if r["id"] in fr.dirty
                  else "not in registry" if r["id"] in fr.dropped else "current")
