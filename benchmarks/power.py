@@ -408,6 +408,14 @@ def render(data: dict) -> str:
             lines.append(f"| {_cell(r['rule'])} | {r['tier']} | {r['kind']} | {_caps(r['caps'])} | {r['n']} | "
                          f"{r[rules.SUPPORTED]} | {r[rules.CONTRADICTED]} | {r[rules.INCONCLUSIVE]} "
                          f"({r[rules.INCONCLUSIVE] / r['n']:.0%}) | {fs} | {fc} |")
+    lines += ["", "## What the table shows", ""]
+    lines += k_summary(data["runs"], data["thresholds"]["judge_invariant.rise"])
+    lines += ["- `judge_gap: 1/‖w‖` (Wang's norm half) is a consequence, not evidence for a direction: ‖w‖ → ∞ on",
+              "  every run here, right or wrong limit, so it supports them all and no run can contradict it (issue 33",
+              "  item 3).",
+              "- **Not measured here**: `judge_separation` (the network KKT rule, `guard`, its `min_drop` 0.05) and",
+              "  `judge_nondecreasing` (Lyu–Li's smoothed margin): no network family is in this table yet, so their",
+              "  thresholds are not placed by it."]
     lines += ["", "## Per run", "", "Figures at the horizon that decided each run (or the cap): K ×/decade and a·γ2",
               "(log-rate; the Soudry verdict), ℓ∞ gap and gap·‖w‖∞ ×/decade (ℓ∞ rate; judge_rate_invariant).", "",
               "| family | tier | seed (n×d) | run | limit | verdict | horizon | figures |",
@@ -424,6 +432,24 @@ def render(data: dict) -> str:
         lines.append(f"| {r['family']} | {r['tier']} | {r['seed']} ({r['n']}×{r['d']}) | {r['run']} | {lim} | "
                      f"{r['decision']} | {r['horizon']:.3g} | {fig} |")
     return "\n".join(lines) + "\n"
+
+
+def k_summary(runs: list[dict], rise: float) -> list[str]:
+    """The K half's per-decade rise at the cap, right against same-speed wrong limits, per tier (from the runs), and
+    how many of those wrong limits the slope half contradicts."""
+    out = []
+    for tier in ("fast", "full"):
+        ks = {kind: [r["K_ratio"] for r in runs if r["rule"].startswith("judge_invariant: K") and r["tier"] == tier
+                     and r["kind"] == kind] for kind in (RIGHT, SLOW, WRONG)}
+        slope = [r["decision"] for r in runs if r["rule"].startswith("judge_gap: slope") and r["tier"] == tier
+                 and r["kind"] == WRONG]
+        if all(ks.values()):
+            right, wrong = ks[RIGHT] + ks[SLOW], ks[WRONG]
+            out.append(f"- {tier} tier: K = (1 − cos)‖w‖² rises ×{min(wrong):.3g}–{max(wrong):.3g} over the last "
+                       f"decade on the same-speed wrong limits (precond-gd), below the ×{rise:g} that contradicts, "
+                       f"against ×{min(right):.3g}–{max(right):.3g} on the right ones; the slope half contradicts "
+                       f"{slope.count(rules.CONTRADICTED)}/{len(slope)} of those wrong limits.")
+    return out
 
 
 def commit() -> str:
