@@ -301,6 +301,7 @@ TOLERANCES = _table(*(Key(n, "float|table", m) for n, m in (
     ("min_drop", "least relative drop per decade (falling)"),
     ("monotone_rtol", "floating-point allowance of a monotone step"),
     ("norm_drop", "least relative growth of ‖w‖"),
+    ("approach_drop", "least relative drop per decade of 1 − cos(w, ŵ2) (a direction still approaching)"),
     ("offset_max", "largest |measured − predicted| offset of a law"),
     ("c_spread_max", "largest spread max/min of a law's constant over its range"),
     ("r_min", "least alignment r_t late in the run"),

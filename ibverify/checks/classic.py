@@ -24,7 +24,9 @@ same η·t (the dynamics' own time: w(t) depends on η and t through η·t up to
 extended ×10 up to `extensions` times (prop.sequential). A control runs the same check with another optimizer or
 schedule.
 
-Parameters beyond Soudry's: `halves` (default K, rho, slope; `norm` = ‖w‖ growing: judge_gap on 1/‖w‖, no bound),
+Parameters beyond Soudry's: `halves` (default K, rho, slope; `norm` = ‖w‖ growing: judge_gap on 1/‖w‖, no bound;
+`approach` = 1 − cos(w, ŵ2) still falling: judge_gap with no bound, falling ≥ approach_drop per decade — GD's falls
+like 1/ln²t, ×0.6–0.8 per decade at these horizons — while a limit at the same speed elsewhere is a plateau),
 `lr_eps` (η = u·(2/β)·lr_eps: Adam with ε > 0 becomes GD with step η/ε once √v ≪ ε, so η/ε is held below 2/β),
 `full_batch` (batch size N), `beta2_range` / `beta1_max` (Adam: β2 drawn, β1 = v·min(β2, beta1_max), v ∈ [0, 1]),
 `smoothness` ("mean": β of the mean loss, the default; "per_sample": β_max = max_i ‖z_i‖²/4, the step condition of
@@ -116,7 +118,7 @@ def _claim_data(p):
     return data
 
 
-HALVES = ("K", "rho", "slope", "norm")
+HALVES = ("K", "rho", "slope", "norm", "approach")
 
 
 def soudry_decision(x, ev: dict, tol: dict, final: bool, halves=HALVES[:3]):
@@ -138,6 +140,9 @@ def soudry_decision(x, ev: dict, tol: dict, final: bool, halves=HALVES[:3]):
         elif h == "norm":
             parts[h] = judge_gap(x, 1.0 / np.maximum(ev["norm"], 1e-300), math.inf, decades=decades,
                                  min_drop=tol["norm_drop"], final=final)
+        elif h == "approach":   # 1 − cos(w, ŵ2) keeps falling (≈ 1/ln²t); a limit elsewhere is a plateau
+            parts[h] = judge_gap(x, np.maximum(ev["gap"], 0.0), math.inf, decades=decades,
+                                 min_drop=tol["approach_drop"], final=final)
         else:
             raise IbverifyError(f"unknown half {h!r}; use {', '.join(HALVES)}")
     return all_of(parts), parts
@@ -152,7 +157,7 @@ def log_rate(ctx: CheckContext) -> Outcome:
     p = ctx.params
     halves = tuple(p.get("halves", HALVES[:3]))
     need = {"K": ("k_rise_max",), "rho": ("rho_rise_max",), "slope": ("slope_gap_max", "slope_gap_floor", "trend_drop"),
-            "norm": ("norm_drop",)}
+            "norm": ("norm_drop",), "approach": ("approach_drop",)}
     tol = {k: ctx.tol(k) for h in halves for k in need.get(h, ())}
     tol["decades"] = float(p.get("decades", 2.0))
     data = _claim_data(p)

@@ -191,3 +191,21 @@ def test_gap_series_l1_is_the_relative_l1_margin_gap():
     assert gap[0] == pytest.approx(0.0, abs=1e-7)
     for k in (1, 2):
         assert gap[k] == pytest.approx((l1.margin - normalized_margin(Z, ws[k], "l1")) / l1.margin)
+
+
+def test_the_approach_half_alone_separates_a_limit_elsewhere_from_a_slow_true_one():
+    """Wang's third half: 1 − cos(w, ŵ2) falling like 1/ln²t (GD's rate) is supported; a same-speed wrong limit,
+    1 − cos settling at 0.19, is a stable plateau: contradicted at the final horizon, undecided before it."""
+    from ibverify.checks.classic import soudry_decision
+    x = np.logspace(3, 7, 41)
+    tol = {"approach_drop": 0.1, "decades": 2.0}
+    slow = {"gap": 2.0 / np.log(x) ** 2}
+    assert soudry_decision(x, slow, tol, True, halves=("approach",))[0].word == "supported"
+    wrong = {"gap": 0.19 + 0.5 / np.log(x) ** 2 * 0.01}
+    assert soudry_decision(x, wrong, tol, True, halves=("approach",))[0].word == "contradicted"
+    assert soudry_decision(x, wrong, tol, False, halves=("approach",))[0].word == "inconclusive"
+    # the tolerance decides: a series falling 5 % per decade is not "still approaching" at approach_drop 0.1
+    creeping = {"gap": 0.2 * (x / 1e3) ** np.log10(0.95)}
+    assert soudry_decision(x, creeping, tol, True, halves=("approach",))[0].word != "supported"
+    assert soudry_decision(x, creeping, {**tol, "approach_drop": 0.04}, True, halves=("approach",))[0].word == \
+        "supported"
