@@ -129,7 +129,8 @@ def min_norm_lower_bound(Z: np.ndarray, g: float) -> float:
     """A proved lower bound on min ‖v‖₂ s.t. Zv ≥ g·1, |v| ≤ 1 (theory.linf_set's QP), by weak duality: for any
     μ ≥ 0, ½‖v‖² ≥ q(μ) = g·Σμ + Σ_k h((Zᵀμ)_k) with h(a) = −a²/2 for |a| ≤ 1, ½ − |a| else (the minimum of
     ½v² − a·v over |v| ≤ 1). μ: the multipliers of the QP solved column-scaled (v = u/c, constraint divided by g)
-    by Clarabel (default, then STRICT), then the best multiple t·μ (`best_on_ray`); the largest q > 0, less its rounding, counts."""
+    by Clarabel (default, then STRICT), then the best multiple t·μ (`best_on_ray`); the largest q > 0, less its
+    rounding, counts."""
     import cvxpy as cp  # start-up time: cvxpy, only on this rare path
 
     Z = np.asarray(Z, dtype=np.float64)
