@@ -14,7 +14,7 @@ import time
 
 from .. import IbverifyError
 from ..optim.table import KNOBS, ORDERS, names
-from .output import dump, nonneg_int
+from .output import add_intercept_option, dump, nonneg_int
 
 USER_NOTE = ("your own optimizer: --optimizer path/to/file.py[:function] (default function make). The function "
              "returns ibverify.optim.userfile.UserOptimizer(name, update, vector, block, knobs): "
@@ -61,6 +61,7 @@ def add_bias_parser(sub) -> None:
     b.add_argument("--data", default=None, metavar="FILE",
                    help="your own dataset instead: .npz (X, y) or .csv (label ±1 in the last column) for the linear "
                         "and two-layer models, .npz with X of shape (n, p, r) for the matrix model")
+    add_intercept_option(b)
     k = b.add_argument_group("knobs (default: the optimizer's row of the table)")
     k.add_argument("--lr", type=float, default=None, help=KNOBS["lr"])
     k.add_argument("--lr-decay", type=float, default=None, help=KNOBS["lr_decay"])
@@ -93,9 +94,10 @@ def _knobs(args) -> dict:
     return {k: getattr(args, k) for k in KNOBS if k != "seed" and getattr(args, k, None) is not None}
 
 
-def _load(path: str):
+def _load(path: str, intercept: bool = False):
     """The user's dataset as a data recipe (recipes.cli.bias_data): a vector dataset (as `train`; whether it can feed
-    each model is decided per model: checks.bias.plan), or matrix inputs: an .npz with X of shape (n, p, r)."""
+    each model is decided per model: checks.bias.plan; `intercept` appends a column of ones), or matrix inputs: an
+    .npz with X of shape (n, p, r) (no intercept: the matrix model has none)."""
     from ..data import load_dataset  # start-up time: the parser and --help never import numpy
     from ..data.files import load_matrices
     from ..recipes.cli import bias_data
@@ -103,8 +105,10 @@ def _load(path: str):
     if str(path).endswith(".npz"):
         D = load_matrices(path, require_separable=False)   # one line for a truncated, pickled or incomplete archive
         if D.X.ndim == 3:
+            if intercept:
+                raise IbverifyError(f"{path}: --intercept appends a column to n×d data; these are n×p×r matrices")
             return bias_data(D)
-    return bias_data(load_dataset(path, require_separable=False))
+    return bias_data(load_dataset(path, require_separable=False, intercept=intercept))
 
 
 def text(out: dict) -> str:
@@ -152,14 +156,16 @@ def _workers(args) -> int:
 
 def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3, data_file: str | None = None,
             models: list[str] | None = None, quiet: bool = False, workers: int = 1, scheduler: str | None = None,
-            on_cluster=lambda info: None) -> list[dict]:
+            on_cluster=lambda info: None, intercept: bool = False) -> list[dict]:
     """The command's output dicts, one per spec (what --json prints): runner.bias.identify_all's answers with the
     knobs given, the wall-clock and CPU seconds. A progress bar on a terminal unless `quiet`. `ibverify bias` and the
     Python API (`ibverify.bias`) both come here."""
     from ..progress import Progress
     from ..runner.bias import identify_all  # start-up time: numpy, numba, cvxpy
 
-    data = _load(data_file) if data_file is not None else None
+    if intercept and data_file is None:
+        raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
+    data = _load(data_file, intercept) if data_file is not None else None
     label = "bias " + ", ".join(s.name for s in specs)
     bar = Progress(label, enabled=False if quiet else None)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -190,7 +196,8 @@ def cmd_bias(args) -> int:
             print(info, file=sys.stderr, flush=True)
 
     outs = answers(specs, _knobs(args), tier=args.tier, seed=args.seed, datasets=args.datasets, data_file=args.data,
-                   models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster)
+                   models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster,
+                   intercept=args.intercept)
     if folder is not None:
         from ..report.bias import render_bias_report
         from ..runner.bias import provenance

@@ -14,7 +14,9 @@ primal feasibility 1 − min z_i·w; dual sign −min λ/1ᵀλ; dual feasibilit
 |‖w‖_p − 1ᵀλ|/‖w‖_p; complementarity max_i |λ_i (z_i·w − 1)|/1ᵀλ; for p = 2 also stationarity
 ‖w − ‖w‖ Zᵀλ‖/‖w‖. Solver pinned to Clarabel via cvxpy; the ℓ∞/ℓ1 LPs are cross-checked with HiGHS
 (scipy `linprog`) by optimal value (ℓ∞/ℓ1 maximizers can be non-unique: compare margins, not
-directions). A failed solve, an inaccurate status or a failed certificate raises IbverifyError.
+directions). A failed solve, an inaccurate status or a failed certificate is tried again (oracles.fallback: HiGHS,
+then strict Clarabel, ℓ2 polished on its active set, the same certificate checked in the original units); only
+when no attempt is certified does it raise IbverifyError ("not linearly separable" only with a dual witness).
 """
 
 from __future__ import annotations
@@ -25,101 +27,18 @@ import numpy as np
 
 from .. import IbverifyError
 from ..cache import fingerprint
-from .base import CLARABEL, SUPPORT_RTOL, MaxMargin, Memo, data_scale, prepared  # noqa: F401 (their home before oracles.lp)
+from .base import (CERT_RTOL, CLARABEL, DUAL, ORD, SUPPORT_RTOL, MaxMargin, Memo, certify,  # noqa: F401 (their
+                   column_scale, data_scale, lp_exponent, norm_of, prepared, residuals)  # home before lp, fallback)
+from .base import solve_primal as _solve_primal  # noqa: F401
+from .fallback import second_attempts
 
-DUAL = {"l2": 2, "linf": 1, "l1": np.inf}
-ORD = {"l2": 2, "linf": np.inf, "l1": 1}
-CERT_RTOL = 1e-7
 _SOLVED = Memo(1024)   # certified results by a digest of (Z, norm, cross_check): claims and controls share data
-
-
-def lp_exponent(norm: str) -> float:
-    """p of a norm name: l1, l2, linf, or 'l<p>' with a finite p > 1 (e.g. 'l3', 'l1.5': lp_max_margin)."""
-    if norm in ORD:
-        return float(ORD[norm])
-    try:
-        p = float(norm[1:]) if norm.startswith("l") else float("nan")
-    except ValueError:
-        p = float("nan")
-    if not (1 < p < np.inf):
-        raise IbverifyError(f"unknown norm {norm!r}; use l2, linf, l1 or l<p> with 1 < p < inf (e.g. l3)")
-    return p
-
-
-def norm_of(w: np.ndarray, norm: str) -> float:
-    return float(np.linalg.norm(w, lp_exponent(norm)))
 
 
 def normalized_margin(Z: np.ndarray, w: np.ndarray, norm: str) -> float:
     """min_i z_i·w / ‖w‖_p (0 for w = 0)."""
     nw = norm_of(w, norm)
     return float(np.min(Z @ w) / nw) if nw > 0 else 0.0
-
-
-def column_scale(Z: np.ndarray) -> np.ndarray:
-    """c_k = max_i |Z_ik| (1 for an all-zero column): the solvers see Z·diag(1/c), every column in [−1, 1], so a
-    feature in thousands and one in thousandths are conditioned alike (raw breast_cancer was refused otherwise)."""
-    c = np.max(np.abs(Z), axis=0)
-    return np.where(c > 0, c, 1.0)
-
-
-def _solve_primal(Z: np.ndarray, norm: str) -> tuple[np.ndarray, np.ndarray]:
-    """(w, λ) of (P) on Z, solved in u = c ⊙ w against the column-scaled Z·diag(1/c) (same constraints, same
-    duals; the norm of w = u/c is the objective)."""
-    import cvxpy as cp  # start-up time: cvxpy (the CLI imports the oracles before reading the data)
-
-    n, d = Z.shape
-    c = column_scale(Z)
-    g = float(np.exp(np.mean(np.log(c))))   # the objective is solved for g·w: weights 1/(c/g), geometric mean 1
-    u = cp.Variable(d)
-    w = cp.multiply(g / c, u)
-    cons = [(Z / c) @ u >= 1]
-    obj = cp.Minimize(0.5 * cp.sum_squares(w)) if norm == "l2" else cp.Minimize(cp.norm(w, ORD[norm]))
-    prob = cp.Problem(obj, cons)
-    try:
-        prob.solve(solver=cp.CLARABEL, **CLARABEL)
-    except cp.error.SolverError as e:
-        raise IbverifyError(f"{norm} max-margin solve failed: {e}") from None
-    if prob.status != cp.OPTIMAL:
-        if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-            raise IbverifyError(f"data are not linearly separable: {norm} max-margin problem is infeasible")
-        raise IbverifyError(f"{norm} max-margin solve ended with status '{prob.status}'")
-    lam = np.asarray(cons[0].dual_value, dtype=np.float64).ravel() / (g * g if norm == "l2" else g)
-    wv = np.asarray(u.value, dtype=np.float64) / c
-    if norm == "l2":  # QP duals satisfy w = Zᵀλ_qp, 1ᵀλ_qp = ‖w‖²; rescale to the norm-form dual
-        lam = lam / np.linalg.norm(wv)
-    return wv, lam
-
-
-def residuals(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str) -> dict:
-    """The certificate's residuals, each relative (unchanged under (Z, w, λ) → (sZ, w/s, λ/s))."""
-    Z, w, lam = (np.asarray(a, dtype=np.float64) for a in (Z, w, lam))
-    nw = norm_of(w, norm)
-    total = float(lam.sum())
-    if not (nw > 0 and total > 0):
-        return {"primal_infeasibility": float("inf"), "dual_negativity": float("inf")}
-    zw = Z @ w
-    g = Z.T @ lam
-    cert = {
-        "primal_infeasibility": float(max(0.0, 1.0 - zw.min())),
-        "dual_negativity": float(max(0.0, -lam.min()) / total),
-        "dual_infeasibility": float(max(0.0, np.linalg.norm(g, DUAL[norm]) - 1.0)),
-        "duality_gap": float(abs(nw - total) / nw),
-        "complementarity": float(np.max(np.abs(lam * (zw - 1.0))) / total),
-    }
-    if norm == "l2":
-        cert["stationarity"] = float(np.linalg.norm(w - nw * g) / nw)
-    return cert
-
-
-def certify(Z: np.ndarray, w: np.ndarray, lam: np.ndarray, norm: str, rtol: float = CERT_RTOL) -> dict:
-    """Residuals of the primal–dual certificate; raises IbverifyError naming the worst one above rtol."""
-    cert = residuals(Z, w, lam, norm)
-    bad = {k: v for k, v in cert.items() if not (v <= rtol)}
-    if bad:
-        worst = max(bad, key=bad.get)
-        raise IbverifyError(f"{norm} max-margin certificate failed: {worst} = {bad[worst]:.2e} > {rtol:.0e}")
-    return cert
 
 
 def _highs_value(Z: np.ndarray, norm: str) -> float:
@@ -161,8 +80,11 @@ def max_margin(Z: np.ndarray, norm: str = "l2", cross_check: bool = True) -> Max
 
 def _certified(prep: tuple, norm: str, cross_check: bool) -> MaxMargin:
     Z, inert, live, s, Zn = prep
-    w, lam = _solve_primal(Zn, norm)
-    cert = certify(Zn, w, lam, norm)
+    try:
+        w, lam = _solve_primal(Zn, norm)
+        cert = certify(Zn, w, lam, norm)
+    except IbverifyError as e:   # not certified: a second solver and settings, the same certificate (fallback)
+        w, lam, cert = second_attempts(Z[:, live], Zn, s, norm, e)
     nw = norm_of(w, norm)
     if cross_check and norm != "l2":
         v = _highs_value(Zn, norm)

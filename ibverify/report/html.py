@@ -192,12 +192,15 @@ def data_groups(rows: list[dict]) -> list[tuple[tuple[str, str], int]]:
     return list(out.items())
 
 
-def provenance_groups(rows: list[dict]) -> list[tuple[tuple[str, bool, str], int]]:
-    """(commit, dirty, created) → number of rows, for rows that record a commit (a merged report spans runs)."""
+def provenance_groups(rows: list[dict]) -> list[tuple[tuple[str, bool, str, str], int]]:
+    """(code, dirty, created, source hash) → number of rows, for rows that record a commit (a merged report spans
+    runs); code is the commit, or "ibverify VERSION" for an installed copy (no git checkout), named by its
+    source hash."""
     out: dict[tuple, int] = {}
     for c in rows:
         if "commit" in c:
-            key = (c["commit"], bool(c.get("dirty")), c.get("created", ""))
+            code = c["commit"][:12] or f"ibverify {c.get('version', '')}".strip()
+            key = (code, bool(c.get("dirty")), c.get("created", ""), c.get("source_hash", ""))
             out[key] = out.get(key, 0) + 1
     return list(out.items())
 

@@ -40,8 +40,13 @@ def versions() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def provenance() -> dict:
-    """The code a row comes from: the git commit of the ibverify checkout and whether its tree had changes
-    ("dirty"); commit "" and dirty None when ibverify is not run from a git checkout (an installed copy)."""
+    """The code a row comes from: ibverify's version, `source_hash` (codehash.package_code_hash: every module's code,
+    docstrings and layout aside, so it names an installed copy too), the git commit of the ibverify checkout and
+    whether its tree had changes ("dirty"); commit "" and dirty None when ibverify is not run from a git checkout
+    (`pip install .`), where version and source_hash are what identify the code."""
+    from ..codehash import package_code_hash   # cached per process
+
+    code = {"version": __version__, "source_hash": package_code_hash()}
     root = Path(__file__).resolve().parents[2]
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -49,8 +54,8 @@ def provenance() -> dict:
         dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
                                     capture_output=True, text=True, timeout=10, check=True).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        return {"commit": "", "dirty": None}
-    return {"commit": sha, "dirty": dirty}
+        return {"commit": "", "dirty": None, **code}
+    return {"commit": sha, "dirty": dirty, **code}
 
 
 def reproduce_command(claim: Claim, tier: str, seed: int = 0) -> str:

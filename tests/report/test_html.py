@@ -200,7 +200,7 @@ def test_rows_say_which_commit_ran_them_and_the_index_groups_them(results, tmp_p
     from ibverify.runner.claim import provenance
 
     p = provenance()
-    assert set(p) == {"commit", "dirty"} and (p["commit"] == "" or len(p["commit"]) == 40)
+    assert set(p) == {"commit", "dirty", "version", "source_hash"} and (p["commit"] == "" or len(p["commit"]) == 40)
     r = copy.deepcopy(results)
     for i, c in enumerate(r["claims"]):
         c.update(commit=("a" if i % 2 else "b") * 40, dirty=bool(i % 2), created=f"2026-12-0{1 + i % 2}T00:00:00Z")
