@@ -61,3 +61,24 @@ def test_paper1_families_have_a_same_speed_wrong_limit_control_judged_as_the_cla
         assert {k for k in set(p) | set(q) if p.get(k) != q.get(k)} == own, (cid, tier)
     if "refuted_by" in own:   # Thm 3.3's: the K half alone must refute (closeness holds on every example)
         assert ctl.params["refuted_by"] == "trend"
+
+
+# the network KKT claims (checks.gronich_nets.network_kkt): the claim's optimizer, its compiled kernel and speed, on
+# inputs scaled per coordinate and mapped back (a fixed diagonal preconditioner, gronich_nets.weighted_run), judged in
+# the claim's geometry on the claim's own draws (examples_from)
+NETWORK = {"gronich.momentum-gd-l2": "gronich.control.momentum-gd-weighted-l2",
+           "gronich.signum-linf": "gronich.control.signum-weighted-linf",
+           "gronich.adam-linf": "gronich.control.adam-weighted-linf",
+           "gronich.muon-msp": "gronich.control.muon-weighted-msp"}
+
+
+@pytest.mark.parametrize("cid", sorted(NETWORK))
+def test_network_kkt_families_have_a_same_speed_wrong_limit_control_judged_as_the_claim(cid):
+    claim, ctl = CLAIMS[cid], CLAIMS[NETWORK[cid]]
+    assert ctl.id in claim.controls and ctl.status == "control" and ctl.check == claim.check
+    assert ctl.expect_verdict == "" and ctl.params["input_scale"] > 0 and ctl.params["examples_from"] == cid
+    assert {k: v["value"] for k, v in ctl.tolerances.items()} == {k: v["value"] for k, v in claim.tolerances.items()}
+    assert ctl.convention == claim.convention and set(ctl.tiers) == set(claim.tiers)
+    for tier in claim.tiers:
+        p, q = claim.params_for(tier), ctl.params_for(tier)
+        assert {k for k in set(p) | set(q) if p.get(k) != q.get(k)} == {"input_scale", "examples_from"}, (cid, tier)
