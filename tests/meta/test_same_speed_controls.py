@@ -69,16 +69,22 @@ def test_paper1_families_have_a_same_speed_wrong_limit_control_judged_as_the_cla
 NETWORK = {"gronich.momentum-gd-l2": "gronich.control.momentum-gd-weighted-l2",
            "gronich.signum-linf": "gronich.control.signum-weighted-linf",
            "gronich.adam-linf": "gronich.control.adam-weighted-linf",
-           "gronich.muon-msp": "gronich.control.muon-weighted-msp"}
+           "gronich.muon-msp": "gronich.control.muon-weighted-msp",
+           "gronich.degree1.momentum-gd-l2": "gronich.control.degree1-momentum-gd-weighted-l2",
+           "gronich.degree1.signum-linf": "gronich.control.degree1-signum-weighted-linf",
+           "gronich.degree1.adam-linf": "gronich.control.degree1-adam-weighted-linf"}
+DEGREE_ONE = "ibverify.checks.gronich_linear:linear_certified"   # draws its own examples (no examples_from)
 
 
 @pytest.mark.parametrize("cid", sorted(NETWORK))
 def test_network_kkt_families_have_a_same_speed_wrong_limit_control_judged_as_the_claim(cid):
     claim, ctl = CLAIMS[cid], CLAIMS[NETWORK[cid]]
     assert ctl.id in claim.controls and ctl.status == "control" and ctl.check == claim.check
-    assert ctl.expect_verdict == "" and ctl.params["input_scale"] > 0 and ctl.params["examples_from"] == cid
+    own = {"input_scale"} if claim.check == DEGREE_ONE else {"input_scale", "examples_from"}
+    assert ctl.expect_verdict == "" and ctl.params["input_scale"] > 0
+    assert claim.check == DEGREE_ONE or ctl.params["examples_from"] == cid
     assert {k: v["value"] for k, v in ctl.tolerances.items()} == {k: v["value"] for k, v in claim.tolerances.items()}
     assert ctl.convention == claim.convention and set(ctl.tiers) == set(claim.tiers)
     for tier in claim.tiers:
         p, q = claim.params_for(tier), ctl.params_for(tier)
-        assert {k for k in set(p) | set(q) if p.get(k) != q.get(k)} == {"input_scale", "examples_from"}, (cid, tier)
+        assert {k for k in set(p) | set(q) if p.get(k) != q.get(k)} == own, (cid, tier)

@@ -70,3 +70,22 @@ def test_run_example_trains_the_weighted_optimizer_only_for_a_control_with_input
     step_scaled = scaled.thetas[1]["W"] - scaled.thetas[0]["W"]
     np.testing.assert_allclose(np.abs(step_plain), 0.1 * np.ones_like(step_plain), rtol=1e-12)   # η sign(m)
     np.testing.assert_allclose(np.abs(step_scaled), 0.1 * np.ones_like(step_scaled) * s, rtol=1e-12)   # η s sign(m)
+
+
+def test_degree_one_weighted_run_is_the_sign_step_scaled_by_s_and_keeps_the_margins():
+    """gronich_linear.weighted_linear on a vector degree-1 problem (f = ⟨w, x⟩, θ0 = 0): Signum on the scaled inputs,
+    w mapped back, moves w by η_t·s⊙sign(m) at its first step, and its margins on the original data are those the run
+    recorded on the scaled data."""
+    from ibverify.checks.gronich_linear import weighted_linear
+    from ibverify.recipes import RunStore
+    from ibverify.recipes.settings import degree_one
+    ex = {"kind": "vector", "n": 10, "d": 4, "data_seed": 3}
+    recipe = degree_one(ex, {"optimizer": "signum", "lr": 0.1, "lr_decay": 0.2, "beta1": 0.9, "loss": "logistic",
+                             "steps": 5, "checkpoints": 5}, 5)
+    r, model, data, _ = weighted_linear(RunStore.process(), recipe, 1.0)
+    s = coordinate_scale(4, 1.0)
+    step = r.thetas[1]["w"] - r.thetas[0]["w"]
+    assert np.allclose(r.thetas[0]["w"], 0.0) and list(r.checkpoints[:2]) == [1, 2]
+    np.testing.assert_allclose(np.abs(step), 0.1 * s, rtol=1e-12)
+    q = data.y * model.outputs(r.thetas[-1], data.X)
+    assert float(np.min(q)) == pytest.approx(r.q_min[-1], rel=1e-9, abs=1e-12)
