@@ -249,6 +249,13 @@ PARAMS = _table(
     Key("slack_min", "float", "only data whose smallest slack is ≥ this", 0),
     Key("rate_min", "float", "only data whose rate is ≥ this", 0),
     Key("precond_cos_max", "float", "only data on which precond-gd's limit has cos ≤ this to ŵ2", **_PROB),
+    Key("coordinate_scale", "float", "GR data with coordinate j scaled by 10^(a·(j/(d−1) − ½)), a = this "
+        "(Thm 3.3's same-speed control: Inc-Adam's limit is then not ŵ2)", 0),
+    Key("limit_gap", "list[float]", "with coordinate_scale: only data on which 1 − cos(Inc-Adam's limit, ŵ2) is "
+        "in [lo, hi]", **_PROB),
+    Key("input_scale", "float", "network controls: train on inputs scaled per coordinate by 10^(a·(j/(d−1) − ½)), "
+        "a = this, and map the first layer back (the optimizer preconditioned by a fixed diagonal)", 0),
+    Key("weighted_gap_min", "float", "only data on which every limit of precond-signum has ℓ∞ gap ≥ this", **_PROB),
     Key("rate_bound", "float", "the bound on the KKT-residual rate (default 0.05)", 0),
     Key("t2_dir_max", "float", "second-order direction tolerance (default checks.bias's)", 0),
     Key("settle_tol", "float", "relative change that counts as settled (default 0.1)", 0),

@@ -18,18 +18,22 @@ the optimum of a wrong geometry (`judge`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from hypothesis import reject
 
+from .. import IbverifyError
+
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
 from ..oracles import kkt
-from ..recipes import store_of
+from ..recipes import DataRecipe, store_of
 from ..recipes.settings import degree_one
 from ..optim import info
 from .. import geometry as geo
 from ..strategies.network import linear_example
+from ..strategies.scaled import coordinate_scale
 from . import rules
 from .prop import Example, run_property, sequential
 
@@ -39,8 +43,24 @@ def train_linear(ctx: CheckContext, ex: dict, p: dict, steps: int | None = None)
     a claim and its control train each example once."""
     recipe = degree_one(ex, p, steps)
     store = store_of(ctx)
+    if "input_scale" in p:   # the same-speed wrong-limit controls: a fixed diagonal preconditioner (vector kind)
+        return weighted_linear(store, recipe, float(p["input_scale"]))
     r = store.run(recipe, warn=False)
     return r, store.model(recipe), store.data(recipe.data), r.optimizer
+
+
+def weighted_linear(store, recipe, amplitude: float):
+    """The run of `recipe` (a vector degree-1 problem, f = ⟨w, x⟩) on the inputs scaled per coordinate by
+    s = strategies.scaled.coordinate_scale(d, amplitude), w mapped back (w = s ⊙ w'): the same margins on the original
+    data, so exactly the optimizer preconditioned by a fixed diagonal (MomentumGD: the steepest descent of ‖w/s‖₂;
+    Signum and Adam: the sign step scaled by s), at its own speed, judged on the original data."""
+    data = store.data(recipe.data)
+    if data.X.ndim != 2:
+        raise IbverifyError("input_scale: vector degree-1 problems only")
+    s = coordinate_scale(data.X.shape[1], amplitude)
+    r = store.run(recipe.replace(data=DataRecipe.of_arrays(data.X * s, data.y, name="scaled")), warn=False)
+    r = dataclasses.replace(r, block_thetas=[{k: v * s for k, v in th.items()} for th in r.thetas])
+    return r, store.model(recipe), data, r.optimizer
 
 
 def judged_geometry(name: str, opt):

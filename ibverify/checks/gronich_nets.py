@@ -27,6 +27,9 @@ from hypothesis import reject
 from ..claims import CheckContext
 from ..evidence import THRESHOLD, Outcome, Series, bound_text
 from ..optim import info
+from ..recipes import DataRecipe, store_of
+from ..recipes.settings import network as network_recipe
+from ..strategies.scaled import coordinate_scale
 from ..optim.table import KNOBS
 from ..strategies.network import network_example
 from . import gronich_score as S
@@ -60,7 +63,30 @@ def run_example(ctx: CheckContext, ex: dict, steps: int | None = None):
     steps = int(cfg["steps"])
     cfg["start"] = max(1, steps // 1000)          # T/1000 … T, 4 per decade: shared with the direction checks
     cfg["checkpoints"] = 13
+    if "input_scale" in ctx.params:
+        return weighted_run(ctx, cfg, int(ex["seed"]), float(ctx.params["input_scale"]))
     return get_run(ctx, cfg, int(ex["seed"]), warn=False)
+
+
+def weighted_run(ctx: CheckContext, cfg: dict, seed: int, amplitude: float):
+    """(run, model, data, optimizer) of the claim's optimizer run on the inputs scaled per coordinate by
+    s = strategies.scaled.coordinate_scale(d, amplitude), its first layer mapped back (W = W'·diag(s)): the same
+    outputs on the original data, so this is exactly the optimizer preconditioned by a fixed diagonal on the first
+    layer's columns (MomentumGD: D = s² in the steepest-descent norm ‖W diag(1/s)‖² + ‖rest‖²; Signum/Adam: D = s on
+    the sign step), at the optimizer's own speed and compiled kernel, judged on the original data. Its limit is a KKT
+    direction of that weighted geometry, not of the optimizer's own (the same-speed wrong-limit controls)."""
+    recipe = network_recipe(cfg, seed)
+    store = store_of(ctx)
+    data = store.data(recipe.data)
+    s = coordinate_scale(data.X.shape[1], amplitude)
+    r = store.run(recipe.replace(data=DataRecipe.of_arrays(data.X * s, data.y, name="scaled")), warn=False)
+    first = "W1" if "W1" in r.thetas[0] else "W"
+
+    def back(th):
+        return None if th is None else {**th, first: th[first] * s}
+
+    r = dataclasses.replace(r, block_thetas=[back(th) for th in r.thetas], theta0=back(r.theta0))
+    return r, store.model(recipe), data, r.optimizer
 
 
 def outside(r, model, data, final: bool) -> tuple[str, int] | None:

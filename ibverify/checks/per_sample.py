@@ -36,12 +36,14 @@ from hypothesis import strategies as st
 from .. import IbverifyError
 from ..claims import CheckContext
 from ..strategies import linear as S
+from ..strategies import scaled as SC
 from ..recipes import Recipe, RunStore, settings, store_of
 from ..recipes.linear import checkpoint_identity, gr_data
 from ..recipes import iterate_chain
 from ..evidence import Outcome, Series, beta_text
 from ..optim import OptimizerSpec, info
 from ..optim.backend import Float64
+from ..optim.transforms import precond_diagonal
 from ..oracles import max_margin, normalized_margin
 from .prop import Example, run_property, sequential, step_progress
 from .rules import (CONTRADICTED, FLAT, FLOOR, INCONCLUSIVE, SUPPORTED, Decision, closeness, falling, judge_gap,
@@ -67,6 +69,8 @@ def _strategy(p: dict, direction: bool = True):
         data = S.discriminating_lp(S.data(p["dataset"], **_size_kw(p)), p["discriminate"])
     else:
         data = S.data(p["dataset"], discriminate=direction and p["dataset"] != "gr-orthogonal", **_size_kw(p))
+    if "coordinate_scale" in p:   # Thm 3.3's same-speed wrong-limit control: GR data with unequal coordinate scales
+        data = SC.coordinate_scaled(data, float(p["coordinate_scale"]), tuple(p["limit_gap"]))
     if "beta1" in p:
         bet = st.just((p["beta1"], p.get("beta2", p["beta1"])))
     elif "beta_range" in p:  # Signum: one momentum β (stored as β1)
@@ -353,12 +357,18 @@ def signum_curves(Z: np.ndarray, p: dict, b: int, beta: float, steps: int, seed:
     (in `store`, default the process's run store); returns the checkpoints, the relative ℓ∞ gap
     (γ∞ − γ∞(w_t))/γ∞ and ‖w_t‖∞."""
     n = Z.shape[0]
-    spec = OptimizerSpec.from_params(p, batch_size=None if info(p["optimizer"]).batch == "one" else b, beta1=beta,
+    weighted = info(p["optimizer"]).name == "precond-signum"
+    # precond-signum = D ⊙ (Signum on Z·D) exactly (strategies.scaled): run through Signum's compiled kernel
+    D = precond_diagonal(Z.shape[1]) if weighted else np.ones(Z.shape[1])
+    spec = OptimizerSpec.from_params({**p, "optimizer": "signum"} if weighted else p,
+                                     batch_size=None if info(p["optimizer"]).batch == "one" else b, beta1=beta,
                                      beta2=beta, seed=seed).resolved(n)
-    r = (store or RunStore.process()).run(settings.vector(Z, spec, steps, checkpoints=checkpoints))
+    r = (store or RunStore.process()).run(settings.vector(Z * D if weighted else Z, spec, steps,
+                                                          checkpoints=checkpoints))
+    ws = r.ws * D
     gamma = max_margin(Z, "linf").margin
-    gap = np.array([(gamma - normalized_margin(Z, w, "linf")) / gamma for w in r.ws])
-    return r.checkpoints.astype(float), gap, np.max(np.abs(r.ws), axis=1)
+    gap = np.array([(gamma - normalized_margin(Z, w, "linf")) / gamma for w in ws])
+    return r.checkpoints.astype(float), gap, np.max(np.abs(ws), axis=1)
 
 
 def signum_decision(x, gap, scale, bound: float, tol: dict, final: bool) -> Decision:
@@ -393,8 +403,10 @@ def signum_beta_trend(ctx: CheckContext) -> Outcome:
     p = ctx.params
     tol = signum_tolerances(ctx)
     need = ctx.tol("gap_max")
-    strat = st.tuples(S.data(p["dataset"], discriminate=True, **_size_kw(p)), st.integers(1, 10**6),
-                      st.floats(0.0, 1.0))
+    data = S.data(p["dataset"], discriminate=True, **_size_kw(p))
+    if "weighted_gap_min" in p:   # precond-signum's control: data on which every weighted-ℓ∞ limit is off γ∞
+        data = SC.weighted_linf(data, precond_diagonal, float(p["weighted_gap_min"]))
+    strat = st.tuples(data, st.integers(1, 10**6), st.floats(0.0, 1.0))
     store = store_of(ctx)
 
     def evaluate(ex) -> Example:

@@ -228,6 +228,14 @@ ROWS = (
                   skips={"geometry": "its limit is the max margin of the D^(−1/2)-weighted ℓ2 norm, none of the "
                                      "table's geometries (tests/unit/test_precond_gd.py checks it)"},
                   vector=lambda s, xp: [T.precondition_diagonal(xp)]),
+    # issue 33: Thm 5.1's same-speed wrong-limit control (Signum's speed, the weighted-ℓ∞ limit)
+    OptimizerInfo("precond-signum", "other", "diagonally preconditioned Signum: m ← β1 m + (1−β1) g; θ ← θ − η_t D "
+                  "sign(m), D as precond-gd's; = D ⊙ (Signum on the data Z·D) exactly; limit: the max margin of the "
+                  "weighted norm ‖D^(−1) θ‖∞, at Signum's rate", "adaptive", ("vector",), _impl(REF), {}, "any",
+                  ("beta1",),
+                  skips={"geometry": "its limit is the max margin of the weighted norm ‖D^(−1) θ‖∞, none of the "
+                                     "table's geometries (tests/unit/test_precond_signum.py checks it)"},
+                  vector=lambda s, xp: [T.trace(xp, s.beta1), T.scale_by_sign(xp), T.precondition_diagonal(xp)]),
     OptimizerInfo("shampoo", "other", "Shampoo without accumulation, one block per matrix: W ← W − η_t "
                   "(GGᵀ)^(−1/4) G (GᵀG)^(−1/4) (pseudo-inverse roots on the nonzero spectrum: = polar(G))",
                   "spectral", ("block",), _impl(block=("reference",)), {"lr": 0.3},
