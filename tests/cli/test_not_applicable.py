@@ -32,7 +32,8 @@ def sep(**kw):
     ("fixed-point", "l2", "cos_fp_l2", "cos"), ("l2", "fixed-point", "cos_fp_l2", "cos"),
     ("fixed-point", "linf", "linf_loss_fp", "loss"), ("l2", "linf", "linf_loss_l2", "loss")])
 def test_each_measure_on_each_side_of_its_threshold(answer, target, field, kind):
-    near, far = ((COS_MAX * 1.0001, COS_MAX * 0.9999) if kind == "cos" else (LINF_GAP_MIN * 0.999, LINF_GAP_MIN * 1.001))
+    near, far = ((COS_MAX * 1.0001, COS_MAX * 0.9999) if kind == "cos"
+                 else (LINF_GAP_MIN * 0.999, LINF_GAP_MIN * 1.001))
     assert discern.gauge(sep(**{field: near}), answer, target)[1] is True
     assert discern.not_applicable(sep(**{field: near}), answer, target).startswith("not applicable to this data")
     assert discern.gauge(sep(**{field: far}), answer, target)[1] is False
