@@ -107,7 +107,7 @@ def _load(path: str, intercept: bool = False):
         if D.X.ndim == 3:
             if intercept:
                 raise IbverifyError(f"{path}: --intercept appends a column to n×d data; these are n×p×r matrices")
-            # only the matrix model takes matrices; its block run squares gradients ∝ x (as `train --model matrix-linear`)
+            # only the matrix model takes matrices; its block run squares gradients ∝ x (as train --model matrix-linear)
             return bias_data(require_run_scale(D, 2, "the matrix model's squared gradients"))
     return bias_data(load_dataset(path, require_separable=False, intercept=intercept))
 
