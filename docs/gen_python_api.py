@@ -34,15 +34,16 @@ HEAD = """# The Python API
 
 The commands' answers as Python objects, for a notebook or a script: `ibverify.bias`, `ibverify.verify` and
 `ibverify.train` go the same way as `ibverify bias`, `ibverify verify` and `ibverify train` and return what their
-`--json` prints, with a few conveniences (`.plot()`, `.as_expected`, the run's checkpoints). This page is a session,
-run as it is shown: each code cell is followed by its output. It runs at the `smoke` tier on the linear model
+`--json` prints, with a few conveniences (`.plot()`, `.as_expected`, `.ok`, the run's checkpoints). This page is a
+session, run as it is shown: each code cell is followed by its output. It runs at the `smoke` tier on the linear model
 (seconds); leave `tier` out for the default `fast` tier.
 
 The signatures (keyword arguments after the first ones; every other option of the command has a keyword of the same
 name, a knob of the optimizer table is a keyword too, e.g. `lr=0.05, beta1=0.5`):
 
 ```python
-ibverify.bias(optimizer, *, models=None, data=None, tier="fast", seed=0, datasets=3, progress=False, **knobs)
+ibverify.bias(optimizer, *, models=None, data=None, intercept=False, tier="fast", seed=0, datasets=3,
+              progress=False, **knobs)
 ibverify.verify(ids=None, *, tier="fast", seed=0, data=None, intercept=False, workers=1, report=None)
 ibverify.train(optimizer, data, *, model=None, steps=None, epochs=None, checkpoints=None, seed=None,
                engine=None, compare=True, progress=False, **knobs)

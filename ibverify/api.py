@@ -45,6 +45,7 @@ from typing import Any, Callable, TypeVar
 from . import IbverifyError
 from .cli.bias import BIAS_MODELS, BIAS_TIERS
 from .cli.output import one_line
+from .cli.verify import mark_of
 from .jsonio import plain
 from .optim.table import KNOBS
 
@@ -174,12 +175,14 @@ def _bias_figure(optimizer: str, model: dict):
 
 @_one_line_errors
 def bias(optimizer: Any, *, models: str | list[str] | None = None, data: str | os.PathLike | None = None,
-         tier: str = "fast", seed: int = 0, datasets: int = 3, progress: bool = False, **knobs: Any) -> BiasResult:
+         intercept: bool = False, tier: str = "fast", seed: int = 0, datasets: int = 3, progress: bool = False,
+         **knobs: Any) -> BiasResult:
     """Which geometry's KKT conditions does `optimizer`'s limit satisfy, per model (`ibverify bias`).
 
     optimizer: a name of the optimizer table, a file "path/to/file.py[:function]", a UserOptimizer or an
     OptimizerSpec. models: "linear", "matrix", "two-layer" or a list (default: every model the optimizer runs).
-    data: your own dataset file (.npz / .csv) instead of the generated ones. tier: "smoke" or "fast". seed: the
+    data: your own dataset file (.npz / .csv) instead of the generated ones; intercept: with `data`, append a column
+    of ones (a bias; `bias --intercept`; not for matrix inputs). tier: "smoke" or "fast". seed: the
     generated datasets' seed; datasets: how many per model. knobs: the optimizer's knobs (lr=…, beta1=…; the table's
     names, `ibverify train --help`), the rest its defaults."""
     from .cli.bias import answers
@@ -191,7 +194,8 @@ def bias(optimizer: Any, *, models: str | list[str] | None = None, data: str | o
     given = _knobs(knobs, "bias (seed= is the datasets' seed)", exclude=("seed",))
     out = answers([to_spec(optimizer, given)], given, tier=_choice(tier, BIAS_TIERS, "tier"),
                   seed=_count(seed, "seed"), datasets=_count(datasets, "datasets"),
-                  data_file=_path(data, "data"), models=ms, quiet=not progress)[0]
+                  data_file=_path(data, "data"), models=ms, quiet=not progress,
+                  intercept=bool(intercept))[0]
     out = _json(out)
     return BiasResult(out["optimizer"], out["knobs"], out["tier"], out["seed"], out["models"], out)
 
@@ -201,7 +205,9 @@ def bias(optimizer: Any, *, models: str | list[str] | None = None, data: str | o
 class VerifyResult:
     """`ibverify.verify`'s results: `rows` are the claims' rows of results.json (`ibverify verify --json -`: id,
     verdict, as_expected, outcome with its figures, …), in registry order; `as_expected` whether every verdict is
-    the expected one; `to_json()` the whole results object (schema ibverify.results/1)."""
+    the expected one; `ok` whether none is unexpected (`verify`'s exit status 0: a control "not applicable" to the
+    data of `data=` is neither as expected nor unexpected); `to_json()` the whole results object (schema
+    ibverify.results/1)."""
 
     tier: str
     seed: int
@@ -212,6 +218,10 @@ class VerifyResult:
     @property
     def as_expected(self) -> bool:
         return all(r["as_expected"] for r in self.rows)
+
+    @property
+    def ok(self) -> bool:
+        return self.summary["unexpected"] == 0
 
     def verdicts(self) -> dict[str, str]:
         """Claim id → verdict."""
@@ -237,12 +247,13 @@ class VerifyResult:
     def __str__(self) -> str:
         lines = []
         for r in self.rows:
-            mark = "ok " if r["as_expected"] else "?? " if r["verdict"] == "inconclusive" else "!! "
+            mark = mark_of(r)
             fig = (r["outcome"] or {}).get("figure") or r["error"] or ""
             lines.append(f"{mark}{r['id']:<40} {r['status']:<13} {r['verdict']:<13} {fig}")
         s = self.summary
+        na = f", {s['not_applicable']} not applicable to this data" if s.get("not_applicable") else ""
         lines.append(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
-                     f"({s['inconclusive']} inconclusive, {s['errors']} errors)")
+                     f"({s['inconclusive']} inconclusive, {s['errors']} errors){na}")
         return "\n".join(lines)
 
 

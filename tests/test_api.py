@@ -63,6 +63,21 @@ def test_bias_models_equal_the_cli_json(capsys):
     assert len(figs) == 1 and len(figs[0].axes) == r.models[0]["datasets"]
 
 
+def test_bias_intercept_equals_the_cli_and_is_needed_on_shifted_data(capsys, tmp_path):
+    X = np.array([[1.0, 1.0], [2.0, -1.0], [2.5, 0.5], [4.0, 1.0], [5.0, -1.0], [3.5, -0.5]])
+    y = np.array([-1.0, -1.0, -1.0, 1.0, 1.0, 1.0])   # split by x0 = 3: separable with an intercept only
+    f = tmp_path / "shifted.npz"
+    np.savez(f, X=X, y=y)
+    r = ibverify.bias("signum", models=["linear"], data=f, intercept=True, tier="smoke")
+    cli = cli_json(capsys, "bias", "--optimizer", "signum", "--model", "linear", "--data", f, "--intercept",
+                   "--tier", "smoke", "--json", "--quiet")
+    assert untimed(r.models) == untimed(cli["models"]) and r.models[0]["datasets"] == 1
+    with pytest.raises(IbverifyError, match="intercept"):   # without it: no linear answer, with the hint
+        ibverify.bias("signum", models=["linear"], data=f, tier="smoke")
+    with pytest.raises(IbverifyError, match="--intercept applies to --data FILE only"):
+        ibverify.bias("signum", models=["linear"], intercept=True, tier="smoke")
+
+
 VERIFY_IDS = ["baek.control.shifted-diagonal-l2", "gronich.control.direction-spiral"]
 
 

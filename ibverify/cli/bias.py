@@ -99,7 +99,7 @@ def _load(path: str, intercept: bool = False):
     each model is decided per model: checks.bias.plan; `intercept` appends a column of ones), or matrix inputs: an
     .npz with X of shape (n, p, r) (no intercept: the matrix model has none)."""
     from ..data import load_dataset  # start-up time: the parser and --help never import numpy
-    from ..data.files import load_matrices
+    from ..data.files import load_matrices, require_run_scale
     from ..recipes.cli import bias_data
 
     if str(path).endswith(".npz"):
@@ -107,7 +107,8 @@ def _load(path: str, intercept: bool = False):
         if D.X.ndim == 3:
             if intercept:
                 raise IbverifyError(f"{path}: --intercept appends a column to n×d data; these are n×p×r matrices")
-            return bias_data(D)
+            # only the matrix model takes matrices; its block run squares gradients ∝ x (as train --model matrix-linear)
+            return bias_data(require_run_scale(D, 2, "the matrix model's squared gradients"))
     return bias_data(load_dataset(path, require_separable=False, intercept=intercept))
 
 

@@ -33,12 +33,14 @@ def cmd_verify(args) -> int:
     out = Path(args.report)
     index = _write_outputs(results, out, args.json, replace=not args.ids)
     if not args.quiet:
+        na = f", {s['not_applicable']} not applicable to this data" if s.get("not_applicable") else ""
         print(f"{s['as_expected']}/{s['total']} verdicts as expected, {s['unexpected']} unexpected "
-              f"({s['inconclusive']} inconclusive, {s['errors']} errors) in {elapsed:.0f}s; report: {index}")
+              f"({s['inconclusive']} inconclusive, {s['errors']} errors){na} in {elapsed:.0f}s; report: {index}")
     return _status(s)
 
 
 def _status(s: dict) -> int:
+    """0: no unexpected verdict (a "not applicable" control is not one); 3: only inconclusive ones; else 1."""
     if s["unexpected"] == 0:
         return 0
     return 3 if s["unexpected"] == s["inconclusive"] else 1
@@ -55,7 +57,7 @@ def _run(claims: list, args, profile, verify) -> tuple[dict, float]:
 
     def line(r, note=""):
         if not quiet:
-            mark = "ok " if r["as_expected"] else "?? " if r["verdict"] == "inconclusive" else "!! "
+            mark = mark_of(r)
             fig = (r["outcome"] or {}).get("figure") or r["error"] or ""
             if r["verdict"] == "inconclusive":
                 fig = f"{fig} [not decided: {r['outcome']['inconclusive']}]"
@@ -88,6 +90,13 @@ def _run(claims: list, args, profile, verify) -> tuple[dict, float]:
     finally:
         bar.close()
     return results, bar.elapsed()
+
+
+def mark_of(row: dict) -> str:
+    """A verdict line's mark: ok as expected, -- not applicable to the data, ?? inconclusive, !! else."""
+    if row["as_expected"]:
+        return "ok "
+    return {"not applicable": "-- ", "inconclusive": "?? "}.get(row["verdict"], "!! ")
 
 
 def cmd_stale(args, profile) -> int:
@@ -182,18 +191,22 @@ def select_claims(args) -> list:
         args.ids = args.ids or [DATA_PREFIX]
     elif args.intercept:
         raise IbverifyError("--intercept applies to --data FILE only")
-    claims = registry.select(registry.load_registry(args.claims_dir), args.ids, args.tier)
+    everything = registry.load_registry(args.claims_dir)
+    claims = registry.select(everything, args.ids, args.tier)
     if args.data is not None:
-        claims = on_user_data(claims, args)
+        claims = on_user_data(claims, args, everything)
     if not claims:
         raise IbverifyError(f"no claims in tier '{args.tier}'")
     return claims
 
 
-def on_user_data(claims: list, args) -> list:
+def on_user_data(claims: list, args, everything: list | None = None) -> list:
     """The data.* claims with their dataset replaced by the user's file (validated here first: a bad file is one
     line and exit 2 before anything runs: the recipe the claims build, recipes.settings.claim_datasets); the report
-    goes to reports/data-<file stem>/ unless --report says."""
+    goes to reports/data-<file stem>/ unless --report says. Before any run, how far apart ŵ2, the ℓ∞ max margin and
+    p* are on the file (runner.discern): the pairs that coincide are said on stderr, and a control whose target
+    coincides with the answer of the claim it controls (in `everything`, the registry) gets `not_applicable` (its
+    verdict "not applicable", runner.run_claim)."""
     from ..data.files import require_run_scale  # start-up time: the parser never loads data
     from ..recipes.cli import user_file
 
@@ -208,8 +221,36 @@ def on_user_data(claims: list, args) -> list:
               flush=True)
     if args.report is None:
         args.report = str(Path("reports") / f"data-{path.stem}")
-    return [dataclasses.replace(c, params={**c.params, "data_file": str(path), "intercept": bool(args.intercept)})
-            for c in claims]
+    claims = [dataclasses.replace(c, params={**c.params, "data_file": str(path), "intercept": bool(args.intercept)})
+              for c in claims]
+    return mark_not_applicable(claims, D.Z, everything or claims, args.tier, args.data)
+
+
+def mark_not_applicable(claims: list, Z, everything: list, tier: str, name: str) -> list:
+    """`claims` with `not_applicable` = {reason, figures} in the params of each control that Z cannot refute (its
+    target coincides with the answer of a claim that lists it among its controls, runner.discern); the coinciding
+    pairs and those controls said on stderr, one line each."""
+    from ..runner import discern  # start-up time: the oracles
+
+    controls = [c for c in claims if c.status == "control" and "target" in c.params_for(tier)]
+    if not controls:
+        return claims
+    sep = discern.measure(Z)
+    for line in discern.coinciding(sep):
+        print(f"{name}: {line}", file=sys.stderr)
+    for what, why in sep.missing.items():
+        print(f"{name}: {what} not measured ({why}); the controls that need it are judged", file=sys.stderr)
+    out = []
+    for c in claims:
+        answers = [p.params_for(tier).get("target") for p in everything if c.id in p.controls and tier in p.tiers]
+        target = c.params_for(tier).get("target") if c in controls else None
+        reason = next((r for a in answers if a and (r := discern.not_applicable(sep, a, target))), "")
+        if reason:
+            print(f"{c.id}: {reason}", file=sys.stderr)
+            c = dataclasses.replace(c, params={**c.params, "not_applicable": {"reason": reason,
+                                                                               "figures": sep.figures()}})
+        out.append(c)
+    return out
 
 
 def _workers(args) -> int:

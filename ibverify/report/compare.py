@@ -1,10 +1,13 @@
 """Regression gate: compare a baseline results dict with the current one.
 
 Failures (`CompareResult.ok` is False), one line each naming the claim:
-- the verdict got worse, by rank: as expected (3) > inconclusive (2) > unexpected (1) > error (0); e.g.
-  holds → inconclusive, inconclusive → does not hold, refuted → not refuted, anything → error. (A claim that
-  was already unexpected in the baseline
-  and still is does not fail the gate; `ibverify verify`'s exit status covers absolute failures.)
+- the verdict got worse, by rank: as expected (3) > inconclusive or not applicable (2) > unexpected (1) > error (0);
+  e.g. holds → inconclusive, inconclusive → does not hold, refuted → not refuted, anything → error. A control
+  "not applicable" to the data (`verify --data`: the data cannot refute it) ranks with inconclusive, as judged
+  neither way: refuted → not applicable fails (the same file no longer tests the control), not applicable →
+  not refuted or → error fails, not applicable → refuted is BETTER, not applicable ↔ inconclusive is a CHANGE line.
+  (A claim that was already unexpected in the baseline and still is does not fail the gate; `ibverify verify`'s
+  exit status covers absolute failures.)
 - a tracked figure regressed beyond its tolerance, became null, or disappeared;
 - a baseline claim is missing from the current results;
 - more examples are "not yet" than in the baseline: the count of inconclusive examples, or of set-aside examples
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .schema import error_line, row_counts, validate_results
+from .schema import NOT_APPLICABLE, error_line, row_counts, validate_results
 
 DEFAULT_RTOL = 0.05
 
@@ -56,7 +59,8 @@ class CompareResult:
 
 
 def _rank(c: dict) -> int:
-    return 0 if c["verdict"] == "error" else 3 if c["as_expected"] else 2 if c["verdict"] == "inconclusive" else 1
+    undecided = c["verdict"] in ("inconclusive", NOT_APPLICABLE)
+    return 0 if c["verdict"] == "error" else 3 if c["as_expected"] else 2 if undecided else 1
 
 
 def _figures(c: dict) -> dict:
@@ -139,8 +143,9 @@ def compare(baseline: dict, current: dict, tracked: dict | None = None) -> Compa
         change = f"verdict {b['verdict']} → {c['verdict']}"
         if _rank(c) < _rank(b):
             detail = error_line(c.get("error")) if c["verdict"] == "error" else ""
-            now_word = "error" if _rank(c) == 0 else "inconclusive" if _rank(c) == 2 else "unexpected"
-            res.add("FAIL", cid, f"{change} ({'as expected' if b['as_expected'] else 'unexpected'} before, "
+            now_word = "error" if _rank(c) == 0 else c["verdict"] if _rank(c) == 2 else "unexpected"
+            before = "as expected" if b["as_expected"] else b["verdict"] if _rank(b) == 2 else "unexpected"
+            res.add("FAIL", cid, f"{change} ({before} before, "
                                  f"{now_word} now){': ' + detail if detail else ''}")
         elif _rank(c) > _rank(b):
             res.add("BETTER", cid, change)

@@ -28,7 +28,7 @@ from .schema import error_line, validate_results
 from .svg import group_series, sparkline
 
 VERDICT_CLASS = {"holds": "good", "refuted": "good", "does not hold": "bad", "not refuted": "bad",
-                 "finding": "info", "error": "warn", "inconclusive": "warn"}
+                 "finding": "info", "error": "warn", "inconclusive": "warn", "not applicable": "na"}
 STATUS_NOTE = {
     "reconstructed": "Reconstructed claim: the paper's exact statement or dataset was not available; this "
                      "claim encodes the spec's labelled reconstruction.",

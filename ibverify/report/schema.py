@@ -25,7 +25,8 @@ from ..evidence import decision_counts
 
 SCHEMA = "ibverify.results/1"
 SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
-VERDICTS = ("holds", "does not hold", "refuted", "not refuted", "finding", "error", "inconclusive")
+NOT_APPLICABLE = "not applicable"   # a control the data cannot refute (runner.discern): neither pass nor unexpected
+VERDICTS = ("holds", "does not hold", "refuted", "not refuted", "finding", "error", "inconclusive", NOT_APPLICABLE)
 EXPECT_BY_STATUS = {"paper": "holds", "derived": "holds", "reconstructed": "holds", "law": "holds",
                     "control": "refuted", "beyond": "finding"}
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
@@ -123,7 +124,7 @@ def validate_results(results: Any) -> dict:
             _fail(f"claims[{i}].id", f"duplicates {c['id']!r}")
         seen.add(c["id"])
     recomputed = summarize(claims)  # the summary is derived data: it must be what the rows say
-    for key in ("total", "as_expected", "unexpected", "errors", "inconclusive", "examples"):
+    for key in ("total", "as_expected", "unexpected", "not_applicable", "errors", "inconclusive", "examples"):
         if key in summary and summary[key] != recomputed[key]:
             _fail(f"summary.{key}", f"is {summary[key]} but the claim rows give {recomputed[key]}")
     return results
@@ -137,8 +138,9 @@ def _counts_of(decisions: dict) -> dict | None | str:
 
 
 def summarize(rows: list[dict]) -> dict:
-    """The `summary` of a results dict from its claim rows: claims (total, as expected, unexpected, errors,
-    unexpected inconclusive verdicts) and `examples`, the per-example decisions summed over the rows
+    """The `summary` of a results dict from its claim rows: claims (total, as expected, unexpected, not applicable,
+    errors, unexpected inconclusive verdicts; total = as expected + unexpected + not applicable: a "not applicable"
+    row is never as expected and never unexpected) and `examples`, the per-example decisions summed over the rows
     (outcome.counts, else what an older row's outcome.decisions gives; rows with neither add nothing)."""
     examples = dict.fromkeys(("supported", "contradicted", "inconclusive", "set_aside"), 0)
     for r in rows:
@@ -146,7 +148,8 @@ def summarize(rows: list[dict]) -> dict:
         for k in examples:
             examples[k] += int((counts or {}).get(k, 0))
     return {"total": len(rows), "as_expected": sum(r["as_expected"] for r in rows),
-            "unexpected": sum(not r["as_expected"] for r in rows),
+            "unexpected": sum(not r["as_expected"] and r["verdict"] != NOT_APPLICABLE for r in rows),
+            "not_applicable": sum(r["verdict"] == NOT_APPLICABLE for r in rows),
             "errors": sum(r["verdict"] == "error" for r in rows),
             "inconclusive": sum(r["verdict"] == "inconclusive" and not r["as_expected"] for r in rows),
             "examples": examples}

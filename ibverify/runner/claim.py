@@ -18,7 +18,9 @@ from typing import Callable
 from .. import IbverifyError, __version__
 from ..cache import for_claim
 from ..claims import CheckContext, Claim, as_expected, file_sha256, verdict
+from ..evidence import Outcome
 from ..recipes import RunStore
+from ..report.schema import NOT_APPLICABLE
 
 try:  # private hypothesis API, see hypothesis_without_local_constants
     from hypothesis.internal.conjecture import providers as _P
@@ -75,8 +77,15 @@ def run_claim(claim: Claim, tier: str, seed: int = 0,
 
     cache: the resume-cache root (None: off); the check's examples are stored and reused there
     (ibverify.cache). The row itself is cached by `verify`, not here. map_examples: see CheckContext.
-    The row's `cpu_s` is clock()'s advance over the check plus extra_cpu() (see CPU_SECONDS)."""
+    The row's `cpu_s` is clock()'s advance over the check plus extra_cpu() (see CPU_SECONDS).
+    A claim whose params carry `not_applicable` (a control that `verify --data` found cannot be refuted on the user's
+    data, runner.discern) is not run: its row has the verdict "not applicable", the reason and the measures."""
     params = claim.params_for(tier)
+    if params.get("not_applicable"):
+        why = dict(params["not_applicable"])
+        figures = {k: float("nan") if v is None else v for k, v in why["figures"].items()}
+        return claim_row(claim, tier, seed, Outcome(holds=None, figure=why["reason"], figures=figures,
+                                                    details=why["reason"]), None, 0.0, cpu_s=0.0)
     ctx_params = {**claim.convention, **params}
     ctx = CheckContext(claim, tier, ctx_params, seed, progress,
                        cache=claim_cache(cache, claim, tier, seed), on_example=on_example,
@@ -155,7 +164,7 @@ def claim_row(claim: Claim, tier: str, seed: int, outcome, error: str | None, ru
     """The results row of one claim (schema in docs/ARCHITECTURE.md): with its provenance, the commit and dirty
     flag of the checkout (`provenance`), `created` (UTC time the row was made), tier, seed, `cpu_s` (CPU_SECONDS;
     None when unknown) and, for examples judged at horizons, outcome.horizons (prop.record_horizons)."""
-    word = verdict(claim, outcome)
+    word = NOT_APPLICABLE if claim.params_for(tier).get("not_applicable") else verdict(claim, outcome)
     try:
         chash = claim.check_hash()
     except IbverifyError:

@@ -4,8 +4,10 @@ or with exit 2 and exactly one line on stderr: never a traceback, never an escap
 
 import io
 import json
+import re
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -158,3 +160,122 @@ def test_damaged_checkpoint(capsys, tmp_path, edits):
     if rc == 2:
         assert "is corrupt; delete it or rerun without --resume" in err or "different run" in err, err
     ck.write_bytes(good)
+
+
+# ---------------------------------------------------------------- every file-reading command × model, fixed inputs
+# (issue 35 item 6: parametrized, no randomness; smoke tier, few steps). Each answers exit 2 with one line, or exit 0
+# with every row of the file and, on rescaled data, the answer of the unscaled file (max-margin directions and the
+# scale-free optimizers' limits do not depend on the scale).
+
+XM = np.array([[[1, 2], [0, .5]], [[-1, -.5], [0.2, -1]], [[2, .3], [1, 0]], [[-.7, -1.5], [-.3, .1]]])
+RANDOM = np.random.default_rng(0).bytes(400)
+
+
+def _csv(X, y, final_newline=True) -> bytes:
+    text = "".join(",".join(f"{v:.17g}" for v in (*x, t)) + "\n" for x, t in zip(X, y, strict=True))
+    return (text if final_newline else text[:-1]).encode()
+
+
+def _input(name: str, B: np.ndarray) -> tuple[str, bytes]:
+    """(suffix, bytes) of input `name` built from the base features B (n×d, or n×p×r for the matrix model)."""
+    bad = B.copy()
+    bad.flat[0] = np.nan if name == "nan" else np.inf
+    return {
+        "truncated": (".npz", _npz_bytes(X=B, y=Y)[:150]),
+        "random-npz": (".npz", RANDOM), "random-csv": (".csv", RANDOM),
+        "nan": (".npz", _npz_bytes(X=bad, y=Y)), "inf": (".npz", _npz_bytes(X=bad, y=Y)),
+        "x1e300": (".npz", _npz_bytes(X=B * 1e300, y=Y)), "x1e-300": (".npz", _npz_bytes(X=B * 1e-300, y=Y)),
+        "one-class": (".npz", _npz_bytes(X=B, y=np.ones(4))), "one-row": (".npz", _npz_bytes(X=B[:1], y=Y[:1])),
+        "empty-npz": (".npz", b""), "empty-csv": (".csv", b""),
+        "y-2d": (".npz", _npz_bytes(X=B, y=Y[:, None])), "rows-mismatch": (".npz", _npz_bytes(X=B[:3], y=Y)),
+        "x-1d": (".npz", _npz_bytes(X=B.reshape(-1), y=Y)),
+        "opposite-duplicates": (".npz", _npz_bytes(X=B[[0, 0, 1]], y=np.array([1.0, -1.0, -1.0]))),
+        "csv-nan": (".csv", _csv(np.where(B == 2.0, np.nan, B).reshape(4, -1), Y)),
+        "csv-no-final-newline": (".csv", _csv(B.reshape(4, -1), Y, final_newline=False)),
+        "valid": (".npz", _npz_bytes(X=B, y=Y)),
+    }[name]
+
+
+INPUTS = ["truncated", "random-npz", "random-csv", "nan", "inf", "x1e300", "x1e-300", "one-class", "one-row",
+          "empty-npz", "empty-csv", "y-2d", "rows-mismatch", "x-1d", "opposite-duplicates", "csv-nan",
+          "csv-no-final-newline"]
+MAY_ANSWER = {"x1e300": 1e300, "x1e-300": 1e-300, "one-class": None, "one-row": None}   # else: exit 2
+STEPS = ["--steps", "20", "--no-compare", "-q"]
+COMMANDS = {   # (command, model) → argv after the file; the matrix model reads n×p×r matrices
+    ("margin", "linear"): ["margin", "--data"], ("predict", "linear"): ["predict", "--data"],
+    ("train", "linear"): ["train", "--optimizer", "adam", *STEPS, "--data"],
+    ("train", "matrix"): ["train", "--model", "matrix-linear", "--optimizer", "adam", *STEPS, "--data"],
+    ("train", "two-layer"): ["train", "--model", "two-layer", "--optimizer", "adam", *STEPS, "--data"],
+    ("verify", "linear"): ["verify", "data.control.signum-l2", "--tier", "smoke", "--sequential", "--no-cache",
+                           "--data"],
+    **{("bias", m): ["bias", "--optimizer", "signum", "--model", m, "--tier", "smoke", "--json", "--data"]
+       for m in ("linear", "matrix", "two-layer")},
+}
+ROWS = {"margin": r"loaded (\d+) × ", "predict": r"loaded (\d+) × ", "verify": r"data: (\d+) × "}
+
+
+def _run(capsys, tmp_path, cmd, model, name):
+    B = XM if model == "matrix" else X
+    suffix, blob = _input(name, B)
+    f = tmp_path / f"{name}{suffix}"
+    f.write_bytes(blob)
+    argv = [*COMMANDS[cmd, model], str(f)] + (["--report", str(tmp_path / "r")] if cmd == "verify" else [])
+    try:
+        rc = main(argv)
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err + out and rc in (0, 1, 2, 3), (argv, rc, err)
+    if rc == 2:
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ibverify: ") and "Error:" not in lines[0], (argv, err)
+    else:
+        assert rc == 0 or cmd == "verify", (argv, rc, err)   # verify: 1 / 3 are verdicts, not failures
+    return rc, out, f
+
+
+def _rows(cmd, model, out) -> int:
+    if cmd == "bias":
+        return -1
+    pattern = ROWS.get(cmd, r"on (\d+) × \d+ data" if model == "linear" else r"\(n = (\d+), d = ")
+    found = re.search(pattern, out)
+    assert found, out
+    return int(found.group(1))
+
+
+def _answer(cmd, out, scale):
+    """The part of a command's answer that rescaling the data must leave unchanged (None: not compared)."""
+    if cmd == "margin":
+        return float(re.search(r"max margin γ = (\S+);", out).group(1)) / scale
+    if cmd == "predict":
+        return np.array(json.loads(re.search(r"unit ℓ2 norm\): (\[.*\])", out).group(1)))
+    if cmd == "bias":
+        return [(m["model"], m["supported"], m["contradicted"]) for m in json.loads(out)["models"]]
+    return None
+
+
+@pytest.mark.parametrize("name", INPUTS)
+@pytest.mark.parametrize("cmd, model", list(COMMANDS))
+def test_every_command_and_model_on_bad_and_odd_files(capsys, tmp_path, cmd, model, name):
+    rc, out, f = _run(capsys, tmp_path, cmd, model, name)
+    if name == "csv-no-final-newline" and model != "matrix":
+        assert rc != 2 and _rows(cmd, model, out) in (4, -1)   # the last line without "\n" is a row
+        if cmd == "bias":   # the same answer as the .npz of the same rows
+            assert _answer(cmd, out, 1) == _answer(cmd, _run(capsys, tmp_path, cmd, model, "valid")[1], 1)
+        return
+    if name not in MAY_ANSWER:
+        assert rc == 2, (name, out)
+        return
+    if rc == 2:
+        return
+    n = 1 if name == "one-row" else 4
+    assert _rows(cmd, model, out) in (n, -1)
+    scale = MAY_ANSWER[name]
+    if scale is not None:   # an answer on 1e±300 data is the answer on the unscaled data
+        got, base = _answer(cmd, out, scale), _answer(cmd, _run(capsys, tmp_path, cmd, model, "valid")[1], 1)
+        if isinstance(base, float):
+            assert got == pytest.approx(base, rel=1e-6)
+        elif isinstance(base, np.ndarray):
+            np.testing.assert_allclose(got, base, atol=1e-6)
+        else:
+            assert got == base

@@ -77,7 +77,8 @@ def test_two_runs_of_different_claims_into_one_folder_both_stay(results, tmp_pat
     publish(one_claim_run(results, "gronich.muon-msp"), out)
     merged = load_results(out / "results.json")
     assert [c["id"] for c in merged["claims"]] == ["baek.gr-inc-adam-l2", "gronich.muon-msp"]
-    assert merged["summary"] == {"total": 2, "as_expected": 1, "unexpected": 1, "errors": 1, "inconclusive": 0,
+    assert merged["summary"] == {"total": 2, "as_expected": 1, "unexpected": 1, "not_applicable": 0,
+                                 "errors": 1, "inconclusive": 0,
                                  "examples": {"supported": 5, "contradicted": 0, "inconclusive": 0, "set_aside": 1}}
     assert pages(out) == {"baek.gr-inc-adam-l2.html", "gronich.muon-msp.html"}
 
