@@ -63,7 +63,7 @@ RIGHT, SLOW, WRONG, WRONG_FAST = "right, fast", "right, slow", "wrong, same spee
 
 # soudry.gd-l2's tolerances and data thresholds (claims/soudry.gd-l2.toml), Wang's norm_drop (wang.adam-eps-l2)
 SOUDRY_TOL = {"k_rise_max": 0.15, "rho_rise_max": 0.1, "slope_gap_max": 0.05, "slope_gap_floor": 0.005,
-              "trend_drop": 0.1, "norm_drop": 0.1, "decades": 2.0}
+              "trend_drop": 0.1, "norm_drop": 0.1, "approach_drop": 0.1, "decades": 2.0}
 SOUDRY_DATA = {"slack_min": 0.15, "dual_min": 0.01, "rate_min": 0.1}
 SOUDRY_TIERS = {"fast": (10_000, 1), "full": (100_000, 2)}       # steps (× 1/u) and extensions
 # baek.signum-any-batch-linf's tolerances and horizons
@@ -174,8 +174,17 @@ SOUDRY_RULES = {   # rule label → the halves of soudry_decision it judges
     "judge_invariant: ‖ρ‖": ("rho",),
     "judge_gap: slope gap |a·γ2 − 1|": ("slope",),
     "judge_gap: 1/‖w‖ (Wang's norm half)": ("norm",),
+    "judge_gap: 1 − cos(w, ŵ2) (Wang's approach half)": ("approach",),
     "all_of: Soudry (K, ρ, slope)": ("K", "rho", "slope"),
-    "all_of: Wang (K, norm)": ("K", "norm"),
+    "all_of: Wang (K, norm, approach)": ("K", "norm", "approach"),
+}
+# each claim's decision (an all_of) and the rule labels of its halves judged alone
+CLAIM_HALVES = {
+    "all_of: Soudry (K, ρ, slope)": ("judge_invariant: K ≤ ×(1+k_rise_max), ×rise contradicts",
+                                     "judge_invariant: ‖ρ‖", "judge_gap: slope gap |a·γ2 − 1|"),
+    "all_of: Wang (K, norm, approach)": ("judge_invariant: K ≤ ×(1+k_rise_max), ×rise contradicts",
+                                         "judge_gap: 1/‖w‖ (Wang's norm half)",
+                                         "judge_gap: 1 − cos(w, ŵ2) (Wang's approach half)"),
 }
 
 
@@ -186,11 +195,13 @@ def judge_soudry(Z, cps, ws, base: int, cap: int, halves) -> dict:
         dec, parts = classic.soudry_decision(x, ev, SOUDRY_TOL, final, halves)
         k0 = np.flatnonzero(x >= x[-1] / 10 * (1 - 1e-9))[0]
         return prop.Example(True, {"K_ratio": float(ev["K"][-1] / ev["K"][k0]),
-                                   "a_gamma": float(ev["a"][-1] * ev["gamma_l2"])}, reason=dec.reason,
+                                   "a_gamma": float(ev["a"][-1] * ev["gamma_l2"]),
+                                   "gap_ratio": float(ev["gap"][-1] / ev["gap"][k0])}, reason=dec.reason,
                             decision=dec.word)
     ex = prop.sequential(at, base, cap)
     return {"decision": ex.word, "decided_at": ex.decided_at, "horizon": ex.figures["horizon"],
-            "K_ratio": ex.figures["K_ratio"], "a_gamma": ex.figures["a_gamma"], "reason": ex.reason[:300]}
+            "K_ratio": ex.figures["K_ratio"], "a_gamma": ex.figures["a_gamma"], "gap_ratio": ex.figures["gap_ratio"],
+            "reason": ex.reason[:300]}
 
 
 def log_rate_family(count: int) -> list[dict]:
@@ -299,6 +310,184 @@ def linf_family(count: int) -> list[dict]:
                                 "limit_gap": r.get("limit_gap"), **res})
             print(f"ℓ∞ seed {seed} {r['run']}: {time.process_time() - t0:.1f} CPU s; "
                   + ", ".join(f"{o['tier']} {o['rule'][:12]} {o['decision']}" for o in out[-4:]), flush=True)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- networks
+
+NET_SEED0 = 20_000     # data and init seeds 20000…: the claims' hypothesis draws data_seed and seed in [0, 10000]
+# gronich.signum-linf / gronich.momentum-gd-l2: optimizer settings, the fast tier's horizon (cap ×10, extensions 1)
+NET_RUNS = {"signum": {"lr": 0.1, "lr_decay": 0.7, "beta1": 0.9, "steps": 300_000},
+            "momentum-gd": {"lr": 0.5, "lr_decay": 0.8, "beta1": 0.9, "steps": 1_000_000}}
+NET_TOL = {"guard": 1.0, "min_drop": 0.05, "rate_bound": 0.05, "decades": 2.0}
+INPUT_SCALE = 1.0      # the weighted runs' s_j = 10^(INPUT_SCALE·(j/(d−1) − ½)): max/min 10
+# lyu-li.gd-smoothed-margin (right) and its controls: settings, tolerance, tiers (steps; no extension)
+LYU_RUNS = {"gd": {"lr": 0.1, "lr_decay": 0.0}, "signum": {"lr": 0.1, "lr_decay": 0.7, "beta1": 0.9},
+            "muon": {"lr": 0.3, "lr_decay": 0.7, "beta1": 0.9}}
+LYU_TOL = {"monotone_rtol": 1e-9, "decades": 2.0, "checkpoints_per_decade": 12}
+LYU_TIERS = {"fast": 10_000, "full": 100_000}
+WRONG_GEOM = "wrong geometry, same run"
+
+
+def net_examples(count: int) -> list[dict]:
+    """Fresh examples as strategies.network.network_example draws them (n ∈ [16, 24], d ∈ [3, 5], width ∈ {6, 8,
+    10}), from default_rng(seed), seed = NET_SEED0 + k, which is also the data and init seed."""
+    out = []
+    for k in range(count):
+        seed = NET_SEED0 + k
+        rng = np.random.default_rng(seed)
+        out.append({"dataset": "teacher", "n": int(rng.integers(16, 25)), "d": int(rng.integers(3, 6)),
+                    "width": int(rng.choice([6, 8, 10])), "data_seed": seed, "seed": seed})
+    return out
+
+
+def coordinate_scale(d: int, amplitude: float) -> np.ndarray:
+    return np.ones(1) if d == 1 else 10.0 ** (amplitude * (np.arange(d) / (d - 1) - 0.5))
+
+
+def net_cfg(ex: dict, optimizer: str, steps: int) -> dict:
+    """gronich_nets.run_example's configuration: 13 checkpoints from steps/1000 to steps."""
+    return {"model": "two-layer", "q": 2.0, "loss": "logistic", "optimizer": optimizer, **NET_RUNS[optimizer],
+            **{k: v for k, v in ex.items() if k != "seed"}, "steps": int(steps), "start": max(1, steps // 1000),
+            "checkpoints": 13}
+
+
+def net_run(ex: dict, optimizer: str, steps: int, weighted: bool):
+    """(run, model, data): the claim's run, or (weighted) the same optimizer on the inputs scaled per coordinate by
+    s, its first layer mapped back (W = W'·diag(s)): the optimizer preconditioned by a fixed diagonal on the first
+    layer (MomentumGD: D = s²; Signum: D = s), at its own speed, judged on the original data."""
+    import dataclasses
+    from ibverify.recipes import DataRecipe, RunStore
+    from ibverify.recipes.settings import network as network_recipe
+    store = RunStore.process()
+    rec = network_recipe(net_cfg(ex, optimizer, steps), int(ex["seed"]))
+    data = store.data(rec.data)
+    if not weighted:
+        return store.run(rec, warn=False), store.model(rec), data
+    s = coordinate_scale(data.X.shape[1], INPUT_SCALE)
+    r = store.run(rec.replace(data=DataRecipe.of_arrays(data.X * s, data.y, name="scaled")), warn=False)
+    first = "W1" if "W1" in r.thetas[0] else "W"
+    back = [None if th is None else {**th, first: th[first] * s} for th in r.thetas]
+    th0 = None if r.theta0 is None else {**r.theta0, first: r.theta0[first] * s}
+    return dataclasses.replace(r, block_thetas=back, theta0=th0), store.model(rec), data
+
+
+def judge_net(ex: dict, optimizer: str, geometry: str, weighted: bool, cap_factor: int = 10) -> dict:
+    """gronich_nets' judgement of one example in `geometry` (its judge_at: outside → (T2) → score → judge with the
+    claim's approach evidence), extended ×10 from the fast tier's horizon up to its cap (prop.sequential)."""
+    from ibverify.checks import gronich_nets as N
+    from ibverify.checks import gronich_score as GS
+
+    def at(T: int, final: bool) -> prop.Example:
+        r, model, data = net_run(ex, optimizer, T, weighted)
+        out = N.outside(r, model, data, final)
+        if out is not None:
+            return prop.Example(True, {}, reason="not separated", decision=out[0])
+        t2, _, _ = GS.judge_direction(r.checkpoints, r.thetas, N.T2_DIR_MAX, N.T2_DROP, final)
+        sc = GS.score(r, model, data, getattr(r.optimizer.geometry, "c", 1.0), NET_TOL["decades"])
+        j = GS.judge(sc, geometry, guard=NET_TOL["guard"], min_drop=NET_TOL["min_drop"], decades=NET_TOL["decades"],
+                     bound=NET_TOL["rate_bound"], final=final, approach=GS.approach(r, model, data, sc, geometry))
+        word, why = j.decision, "; ".join(j.reasons)
+        if t2.word == rules.CONTRADICTED:
+            word, why = rules.SET_ASIDE, f"outside (T2): {t2.reason}"
+        elif t2.word != rules.SUPPORTED and word == rules.SUPPORTED:
+            word, why = rules.INCONCLUSIVE, f"(T2) not yet shown: {t2.reason}"
+        figs = {"ratio": float(j.figures["residual_ratio"]), "residual": float(j.figures["residual"])}
+        return prop.Example(True, figs, reason=why, decision=word)
+    base = NET_RUNS[optimizer]["steps"]
+    e = prop.sequential(at, base, base * cap_factor)
+    return {"decision": e.word, "decided_at": e.decided_at, "horizon": e.figures["horizon"],
+            "ratio": e.figures.get("ratio"), "residual": e.figures.get("residual"), "reason": e.reason[:300]}
+
+
+def judge_bias(ex: dict, optimizer: str) -> dict[str, str]:
+    """`ibverify bias`'s judgement of the two-layer model (checks.bias.judge_dataset) on this example, with the
+    claim's optimizer settings, from the fast tier's horizon to its cap: {geometry: decision}."""
+    from ibverify.checks import bias
+    from ibverify.recipes import DataRecipe, ModelRecipe
+    data = DataRecipe.generated("teacher", n=ex["n"], d=ex["d"], m_teacher=4, q=2.0, seed=ex["data_seed"])
+    pr = bias.Problem(f"teacher {ex['data_seed']}", data, ModelRecipe.of("two-layer", width=ex["width"], q=2.0),
+                      init_seed=ex["seed"], n=ex["n"])
+    spec = bias.resolved_spec(OptimizerSpec.from_params({"optimizer": optimizer, **{
+        k: v for k, v in NET_RUNS[optimizer].items() if k != "steps"}}), "two-layer", ex["n"])
+    base = NET_RUNS[optimizer]["steps"]
+    out = bias.judge_dataset("two-layer", pr, spec, "fast", horizons=(base, base * 10))
+    return {g: {"decision": j.word, "reason": j.reason[:200], "horizon": j.horizon} for g, j in out.items()}
+
+
+NET_RULES = ("judge_separation: network KKT (gronich_nets)",
+             "judge_separation: `ibverify bias` two-layer (judge_dataset)")
+
+
+def network_family(count: int) -> list[dict]:
+    """Signum → ℓ∞ and MomentumGD → ℓ2 (right), the same optimizers diagonally preconditioned on the first layer
+    (wrong limit, same speed), and the right runs judged in every other geometry (the controls' own method)."""
+    from ibverify.optim import info
+    out = []
+    for ex in net_examples(count):
+        for optimizer in NET_RUNS:
+            own = info(optimizer).geometry
+            t0 = time.process_time()
+            row = {"family": "network KKT", "tier": "fast", "seed": ex["seed"], "n": ex["n"], "d": ex["d"],
+                   "width": ex["width"]}
+            cap = NET_RUNS[optimizer]["steps"] * 10
+            out.append({**row, "rule": NET_RULES[0], "cap": cap, "kind": RIGHT, "run": f"{optimizer} in {own}",
+                        **judge_net(ex, optimizer, own, False)})
+            out.append({**row, "rule": NET_RULES[0], "cap": cap, "kind": WRONG,
+                        "run": f"{optimizer}, first layer preconditioned D = s{'²' if own == 'l2' else ''}, in {own}",
+                        **judge_net(ex, optimizer, own, True)})
+            from ibverify.checks import gronich_score as GS
+            from ibverify.models import TwoLayer
+            for g in GS.applicable(TwoLayer(ex["d"], ex["width"], 2.0)):
+                if g != own:
+                    out.append({**row, "rule": NET_RULES[0], "cap": cap, "kind": WRONG_GEOM,
+                                "run": f"{optimizer} in {g}", **judge_net(ex, optimizer, g, False)})
+            for g, j in judge_bias(ex, optimizer).items():
+                out.append({**row, "rule": NET_RULES[1], "cap": cap, "kind": RIGHT if g == own else WRONG_GEOM,
+                            "run": f"{optimizer} in {g}", **j})
+            print(f"network seed {ex['seed']} {optimizer}: {time.process_time() - t0:.1f} CPU s; "
+                  + ", ".join(f"{o['kind'][:5]} {o['run'][-12:]} {o['decision']}" for o in out[-3:]), flush=True)
+    return out
+
+
+def lyu_li_family(count: int) -> list[dict]:
+    """lyu-li.gd-smoothed-margin's check on fresh examples: γ̃ after ℒ < ℓ(0) (classic_nets.smoothed_margin_series)
+    judged by rules.judge_nondecreasing at each tier's horizon; GD (right) and its controls Signum, Muon."""
+    from ibverify.blocks import flatten
+    from ibverify.checks.classic_nets import THRESHOLD, smoothed_margin_series
+    from ibverify.recipes import RunStore
+    from ibverify.recipes.settings import network as network_recipe
+    out = []
+    for ex in net_examples(count):
+        for optimizer, knobs in LYU_RUNS.items():
+            t0 = time.process_time()
+            for tier, steps in LYU_TIERS.items():
+                cfg = {"model": "two-layer", "q": 2.0, "loss": "logistic", "optimizer": optimizer, "init_scale": 0.5,
+                       **knobs, **{k: v for k, v in ex.items() if k != "seed"}, "steps": steps, "start": 1,
+                       "checkpoints": int(LYU_TOL["checkpoints_per_decade"] * math.log10(steps)) + 1}
+                rec = network_recipe(cfg, int(ex["seed"]))
+                store = RunStore.process()
+                r, model = store.run(rec, warn=False), store.model(rec)
+                x, ll = np.asarray(r.checkpoints, float), np.asarray(r.log_loss, float)
+                nrm = np.array([np.linalg.norm(flatten(t)) for t in r.thetas])
+                gam = smoothed_margin_series(ll, nrm, model.L, "logistic")
+                below = np.flatnonzero(ll < THRESHOLD["logistic"])
+                res = {"decision": rules.SET_ASIDE, "reason": "ℒ ≥ ℓ(0) up to the horizon", "threshold_step": None,
+                       "min_step": None}
+                if len(below) and not r.diverged:
+                    k0 = int(below[0])
+                    dec = rules.judge_nondecreasing(x[k0:], gam[k0:], LYU_TOL["monotone_rtol"],
+                                                    decades=LYU_TOL["decades"])
+                    g = gam[k0:]
+                    res = {"decision": dec.word if dec.word in (rules.SUPPORTED, rules.CONTRADICTED)
+                           else rules.SET_ASIDE, "reason": dec.reason[:200], "threshold_step": float(x[k0]),
+                           "min_step": float((np.diff(g) / np.abs(g[:-1])).min()) if len(g) > 1 else None}
+                out.append({"family": "smoothed margin", "rule": "judge_nondecreasing: γ̃ (Lyu–Li)", "tier": tier,
+                            "cap": steps, "seed": ex["seed"], "n": ex["n"], "d": ex["d"], "width": ex["width"],
+                            "kind": RIGHT if optimizer == "gd" else WRONG, "run": optimizer, "horizon": steps,
+                            **res})
+            print(f"lyu-li seed {ex['seed']} {optimizer}: {time.process_time() - t0:.1f} CPU s; "
+                  + ", ".join(f"{o['tier']} {o['decision']}" for o in out[-2:]), flush=True)
     return out
 
 
@@ -472,14 +661,37 @@ def commit() -> str:
         return "unknown"
 
 
-def measure(count: int) -> dict:
-    t0 = time.process_time()
-    runs = log_rate_family(count) + linf_family(count)
+FAMILIES = ("log_rate_family", "linf_family", "network_family", "lyu_li_family")
+
+
+def _family(name: str, count: int) -> list[dict]:
+    return globals()[name](count)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the --jobs workers)."""
+    import resource
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def measure(count: int, jobs: int = 1) -> dict:
+    t0 = cpu_seconds()
+    if jobs > 1:   # the families are independent: one worker process each (the same runs, in any order)
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(jobs) as pool:
+            parts = list(pool.map(_family, FAMILIES, [count] * len(FAMILIES)))
+    else:
+        parts = [_family(f, count) for f in FAMILIES]
+    runs = [r for part in parts for r in part]
     return {"seeds": f"{SEED0}… (log-rate) and {SEED0 + 5000}… (ℓ∞ rate), {count} datasets each (the first that meet "
-                      "the claims' hypotheses)",
+                      f"the claims' hypotheses); networks: {count} teacher examples, seeds {NET_SEED0}…",
             "commit": commit(), "date": time.strftime("%Y-%m-%d"),
-            "cpu_minutes": (time.process_time() - t0) / 60, "thresholds": thresholds(),
-            "tolerances": {"log-rate": SOUDRY_TOL, "ℓ∞ rate": SIGNUM_TOL},
+            "cpu_minutes": (cpu_seconds() - t0) / 60, "thresholds": thresholds(),
+            "tolerances": {"log-rate": SOUDRY_TOL, "ℓ∞ rate": SIGNUM_TOL, "network KKT": NET_TOL,
+                           "smoothed margin": LYU_TOL},
+            "settings": {"network KKT": NET_RUNS, "input_scale": INPUT_SCALE, "smoothed margin": LYU_RUNS,
+                         "smoothed margin tiers": LYU_TIERS},
             "runs": runs}
 
 
@@ -498,17 +710,18 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare docs/power.md with the render of the JSON")
     ap.add_argument("--render", action="store_true", help="re-render docs/power.md from the JSON")
     ap.add_argument("--datasets", type=int, default=6, help="datasets per family (default 6)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes, one family each (default 1)")
     ap.add_argument("--json", type=Path, default=JSON)
     ap.add_argument("--page", type=Path, default=PAGE)
     a = ap.parse_args(argv)
     if a.check:
         return check(a.json, a.page)
     if not a.render:
-        if a.datasets < 1:
-            print("power.py: --datasets must be ≥ 1", file=sys.stderr)
+        if a.datasets < 1 or a.jobs < 1:
+            print("power.py: --datasets and --jobs must be ≥ 1", file=sys.stderr)
             return 2
         from ibverify.jsonio import plain
-        a.json.write_text(json.dumps(plain(measure(a.datasets)), indent=1, ensure_ascii=False) + "\n")
+        a.json.write_text(json.dumps(plain(measure(a.datasets, a.jobs)), indent=1, ensure_ascii=False) + "\n")
     a.page.write_text(render(json.loads(a.json.read_text())))
     return 0
 
