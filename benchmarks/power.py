@@ -500,7 +500,7 @@ def lyu_li_family(count: int) -> list[dict]:
                            "min_step": float((np.diff(g) / np.abs(g[:-1])).min()) if len(g) > 1 else None}
                 out.append({"family": "smoothed margin", "rule": "judge_nondecreasing: γ̃ (Lyu–Li)", "tier": tier,
                             "cap": steps, "seed": ex["seed"], "n": ex["n"], "d": ex["d"], "width": ex["width"],
-                            "kind": RIGHT if optimizer == "gd" else WRONG, "run": optimizer, "horizon": steps,
+                            "kind": RIGHT if optimizer == "gd" else WRONG_FAST, "run": optimizer, "horizon": steps,
                             **res})
             print(f"lyu-li seed {ex['seed']} {optimizer}: {time.process_time() - t0:.1f} CPU s; "
                   + ", ".join(f"{o['tier']} {o['decision']}" for o in out[-2:]), flush=True)
@@ -542,11 +542,23 @@ def tabulate(runs: list[dict]) -> list[dict]:
 
 
 LYU_RULE = "judge_nondecreasing: γ̃ (Lyu–Li)"
-# the decisions that decide a verdict (a half alone decides no claim: soudry.gd-l2 and Nacson judge all_of(K, ρ,
-# slope), Wang all_of(K, norm, approach), the Signum claims judge_rate_invariant, the network KKT claims and `ibverify
-# bias` judge_separation, lyu-li judge_nondecreasing)
+# the per-example decisions that decide a verdict about a limit (a half alone decides no claim: soudry.gd-l2 and
+# Nacson judge all_of(K, ρ, slope), Wang all_of(K, norm, approach), the Signum claims judge_rate_invariant, the
+# network KKT claims and `ibverify bias` judge_separation). Lyu–Li's check is no limit: a Signum or Muon run whose γ̃
+# happens not to go down at its checkpoints is supported per run, and its controls' verdicts are the tally over
+# their examples (lyu_li_verdicts)
 CLAIM_LEVEL = ("all_of: Soudry (K, ρ, slope)", "all_of: Wang (K, norm, approach)",
-               "judge_rate_invariant: ℓ∞ gap, gap·‖w‖∞", *NET_RULES, LYU_RULE)
+               "judge_rate_invariant: ℓ∞ gap, gap·‖w‖∞", *NET_RULES)
+
+
+def lyu_li_verdicts(runs: list[dict]) -> dict[tuple[str, str], tuple[bool | None, str]]:
+    """(optimizer, tier) → rules.tally over the fresh examples with ≥ 2/3 supported (the claims' min_supported):
+    what lyu-li.gd-smoothed-margin (gd) and its controls (signum, muon: must not hold) would decide on them."""
+    out = {}
+    for r in runs:
+        if r["rule"] == LYU_RULE:
+            out.setdefault((r["run"], r["tier"]), []).append(r["decision"])
+    return {k: rules.tally(w, math.ceil(2 * len([x for x in w if x != rules.SET_ASIDE]) / 3)) for k, w in out.items()}
 
 
 def done_when(table: list[dict], tier: str = "full", only=None) -> dict:
@@ -622,6 +634,11 @@ def render(data: dict) -> str:
     dw = done_when(t, tier="largest")
     cw = done_when(t, tier="largest", only=CLAIM_LEVEL)
     bad = claim_false_supports(data["runs"])
+    lyu_bad = [r for r in data["runs"] if r["rule"] == LYU_RULE and r["kind"] in WRONG_KINDS
+               and r["decision"] == rules.SUPPORTED]
+    lyu_fs = len(lyu_bad)
+    lyu_list = [f"{r['run']} seed {r['seed']} {r['tier']} tier, γ̃ rising {r['reason'].split('(')[-1].rstrip(')')}"
+                for r in lyu_bad]
     lines = [
         "# Power of the verdict rules",
         "",
@@ -651,12 +668,18 @@ def render(data: dict) -> str:
         "At the full tier's caps; the network KKT family at the fast tier's caps (3e5 → 3e6 steps for Signum,",
         "1e6 → 1e7 for MomentumGD): its full tier (1e7, ×10 to 1e8) does not fit the regeneration's budget.",
         "",
-        f"- false supports of the decisions that decide a verdict ({', '.join(CLAIM_LEVEL)}) on wrong-limit runs:",
+        f"- false supports of the per-example decisions that decide a verdict about a limit ({', '.join(CLAIM_LEVEL)})"
+        " on wrong-limit runs:",
         f"  **{cw['false_support']}** (need 0; at every tier: {len(bad)})",
         f"- largest false-contradiction share of a rule on right-limit runs: **{dw['max_false_contradiction']:.0%}**"
         f" (need ≤ 5 %; the decisions that decide a verdict: {cw['max_false_contradiction']:.0%})",
         f"- false supports of the rules and halves each judged alone: {dw['false_support']} (reported, not a failure:",
         "  a half decides no verdict by itself; each is withheld below)",
+        f"- `{LYU_RULE}` per run: {lyu_fs} control run(s) supported (" + (", ".join(lyu_list) or "none")
+        + "): γ̃ did not go down at any of its checkpoints after ℒ < ℓ(0); the claims' verdicts over these",
+        "  examples (rules.tally, ≥ 2/3 supported, any contradicted refutes): " + "; ".join(
+            f"{o} {t}: {'holds' if v[0] else 'does not hold' if v[0] is False else 'inconclusive'} ({v[1]})"
+            for (o, t), v in lyu_li_verdicts(data["runs"]).items()),
         "",
         "## Halves judged alone that support a wrong limit",
         "",

@@ -231,6 +231,26 @@ def test_withheld_and_claim_false_supports_on_constructed_runs():
     assert P.claim_false_supports([wl(claim, I), wl(claim, S, kind=P.SLOW)]) == []
 
 
+def test_lyu_li_controls_do_not_hold_on_the_committed_table():
+    """Lyu–Li's check decides no limit: its controls' verdicts over the fresh examples (rules.tally) must not hold,
+    GD's must, at both tiers."""
+    v = P.lyu_li_verdicts(DATA["runs"])
+    assert set(v) == {(o, t) for o in P.LYU_RUNS for t in P.LYU_TIERS}
+    for (opt, _), (holds, _) in v.items():
+        assert holds is (True if opt == "gd" else False), (opt, v)
+
+
+def test_lyu_li_verdicts_on_constructed_runs():
+    S, C, A = rules.SUPPORTED, rules.CONTRADICTED, rules.SET_ASIDE
+    runs = [dict(wl(P.LYU_RULE, w, run=o), seed=k) for k, (o, w) in enumerate(
+        [("gd", S), ("gd", S), ("gd", A), ("gd", A), ("signum", S), ("signum", S), ("signum", C),
+         ("muon", S), ("muon", S), ("muon", S)])]
+    v = P.lyu_li_verdicts(runs)
+    assert v[("gd", "full")][0] is None          # 2 of 4 set aside: above the cap SET_ASIDE_SHARE_MAX
+    assert v[("signum", "full")][0] is False     # one contradicted example refutes
+    assert v[("muon", "full")][0] is True        # a control supported on every example would hold: the test fails
+
+
 def test_done_when_largest_tier_takes_the_fast_tier_where_no_full_one_exists():
     runs = [dict(run_row(P.WRONG, rules.SUPPORTED, tier="fast"), family="net"),
             dict(run_row(P.WRONG, rules.SUPPORTED, tier="fast"), family="lin"),
