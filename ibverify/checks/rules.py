@@ -242,8 +242,9 @@ def approaching(x, gap, *, decades: float = 2.0, min_drop: float = 0.05) -> bool
     return fit is not None and fit.slope < FLAT and falling(x, g, 1.0, min_drop)
 
 
-# guard 1, min_drop 0.05: NOT yet placed by docs/power.md (the network KKT family is not in its table; the claims'
-# tolerances cite an earlier measurement on 20 fresh teacher examples)
+# guard 1, min_drop 0.05: docs/power.md, "judge_separation" rows of the network KKT family (fast tier's caps only:
+# right Signum/MomentumGD not contradicted; first-layer-preconditioned twins at the same speed and the right runs
+# judged in wrong geometries never supported), gronich_nets' judgement and `ibverify bias`'s (judge_dataset)
 def judge_separation(x, own, others: dict[str, list[float]], *, decades: float = 2.0, guard: float = 1.0,
                      min_drop: float = 0.05, final: bool = True, bound: float = 0.05,
                      approach=None) -> tuple[Decision, str]:
@@ -335,7 +336,8 @@ def judge_rate_invariant(x, gap, scale, bound: float, *, rise: float = 2.0, deca
     return Decision(INCONCLUSIVE, text, gd.fit)
 
 
-# NOT yet placed by docs/power.md (no network family there); rtol is the claim's floating-point allowance
+# docs/power.md, "judge_nondecreasing" rows (smoothed margin: GD right, Signum and Muon wrong, fast and full
+# horizons); rtol is the claim's floating-point allowance
 def judge_nondecreasing(x, y, rtol: float, *, decades: float = 2.0, points: int = 3) -> Decision:
     """y must not decrease from one checkpoint to the next (a pointwise, horizon-free inequality).
     CONTRADICTED when some y[k+1] < y[k] − rtol·max(|y[k]|, |y[k+1]|) (rtol: the floating-point allowance of
