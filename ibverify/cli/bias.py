@@ -152,26 +152,37 @@ def _workers(args) -> int:
 
 def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3, data_file: str | None = None,
             models: list[str] | None = None, quiet: bool = False, workers: int = 1, scheduler: str | None = None,
-            on_cluster=lambda info: None) -> list[dict]:
+            on_cluster=lambda info: None, note=lambda msg: None) -> list[dict]:
     """The command's output dicts, one per spec (what --json prints): runner.bias.identify_all's answers with the
     knobs given, the wall-clock and CPU seconds. A progress bar on a terminal unless `quiet`. `ibverify bias` and the
-    Python API (`ibverify.bias`) both come here."""
+    Python API (`ibverify.bias`) both come here. bias's own choices for adam and gd (runner.bias.conventions) are
+    each given to `note` and listed in the answer's "conventions"."""
+    from ..checks.bias import plan
     from ..progress import Progress
-    from ..runner.bias import identify_all  # start-up time: numpy, numba, cvxpy
+    from ..runner.bias import conventions, identify_all  # start-up time: numpy, numba, cvxpy
 
     data = _load(data_file) if data_file is not None else None
+    chosen = []
+    for spec in specs:   # every argument checked (plan) before a note is said; notes only where the linear model runs
+        names, _ = plan(spec, tier=tier, datasets=datasets, data=data, data_name=str(data_file or ""), models=models)
+        chosen.append(conventions(spec, knobs) if "linear" in names else (None, []))
+    for _, notes in chosen:
+        for msg in notes:
+            note(msg)
+
     label = "bias " + ", ".join(s.name for s in specs)
     bar = Progress(label, enabled=False if quiet else None)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         found = identify_all(specs, tier=tier, seed=seed, datasets=datasets, data=data, data_name=str(data_file or ""),
                              models=models, say=bar.message, progress=bar.steps, workers=workers,
-                             scheduler=scheduler, on_cluster=on_cluster)
+                             scheduler=scheduler, on_cluster=on_cluster, adjust=[a for a, _ in chosen])
     finally:
         bar.close()
     seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
     return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
-             "seconds": seconds, "cpu_seconds": cpu} for a in found]
+             **({"conventions": notes} if notes else {}), "seconds": seconds, "cpu_seconds": cpu}
+            for a, (_, notes) in zip(found, chosen, strict=True)]
 
 
 def cmd_bias(args) -> int:
@@ -190,7 +201,8 @@ def cmd_bias(args) -> int:
             print(info, file=sys.stderr, flush=True)
 
     outs = answers(specs, _knobs(args), tier=args.tier, seed=args.seed, datasets=args.datasets, data_file=args.data,
-                   models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster)
+                   models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster,
+                   note=lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True))
     if folder is not None:
         from ..report.bias import render_bias_report
         from ..runner.bias import provenance
