@@ -51,7 +51,9 @@ def add_bias_parser(sub) -> None:
                        + "\n\n" + textwrap.fill(USER_NOTE, 100))
     b.add_argument("--optimizer", required=True, metavar="NAME", action="append",
                    help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below); "
-                        "repeatable: several optimizers, each answered on the same datasets")
+                        "or a PyTorch or optax optimizer as shipped: torch:NAME[:key=value,...], "
+                        "optax:NAME[:key=value,...] (linear model); repeatable: several optimizers, each answered on "
+                        "the same datasets")
     b.add_argument("--tier", choices=BIAS_TIERS, default="fast", help=TIER_NOTE)
     b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
     b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
