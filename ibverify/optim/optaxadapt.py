@@ -14,8 +14,10 @@ before every step its `learning_rate` hyperparameter is set to η_t = lr · t^(�
 added to the iterate as optax's `apply_updates` does, so the row `owns_schedule`. A `learning_rate` keyword becomes
 the `lr` knob's default. A transformation without a `learning_rate` hyperparameter is refused (ibverify must own
 the schedule). jax's float64 (`jax_enable_x64`) is switched on when such an optimizer is made; jax and optax are
-imported only then. Float64 reference engine only (no mpmath oracle, no compiled kernel); no block models. Own
-geometry "adaptive" (what `ibverify bias` finds out). Every refusal is one IbverifyError line.
+imported only then. Float64 reference engines only (no mpmath oracle, no compiled kernel); on block models (matrix,
+two-layer) the chain is `logframe.Unscale` (the plain gradient of every block) and the optax update of the blocks as a
+dict pytree (`optax_block`). Own geometry "adaptive" (what `ibverify bias` finds out). Every refusal is one
+IbverifyError line.
 """
 
 from __future__ import annotations
@@ -155,16 +157,23 @@ def factory_row(fn: Any, kwargs: Mapping[str, Any], source: str | None = None, w
                                       sorted(knobs.items()))).encode()).hexdigest()
 
     def make():
-        try:
-            return optax.inject_hyperparams(functools.partial(fn, **kwargs) if kwargs else fn)(learning_rate=1.0)
-        except (TypeError, ValueError) as e:
-            raise IbverifyError(f"{label}: {_label(fn)} refused its arguments: {' '.join(str(e).split())}") from None
+        return _injected(fn, kwargs, label)
 
     def vector(spec, xp):
         return optax_step(xp, make, spec.lr, spec.lr_decay, name)
 
     return _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, OptaxChains(source, sha, vector, (fn, kwargs,
-                                                                                                           knobs)))
+                                                                                                           knobs)),
+                make)
+
+
+def _injected(fn: Any, kwargs: Mapping[str, Any], label: str):
+    """fn(learning_rate, **kwargs) under optax.inject_hyperparams (learning_rate: a hyperparameter set per step)."""
+    optax = _optax()
+    try:
+        return optax.inject_hyperparams(functools.partial(fn, **kwargs) if kwargs else fn)(learning_rate=1.0)
+    except (TypeError, ValueError) as e:
+        raise IbverifyError(f"{label}: {_label(fn)} refused its arguments: {' '.join(str(e).split())}") from None
 
 
 def _injected_row(tx: Any, what: str) -> OptimizerInfo:
@@ -189,14 +198,21 @@ def _injected_row(tx: Any, what: str) -> OptimizerInfo:
         return optax_step(xp, lambda: tx, spec.lr, spec.lr_decay, name)
 
     chains = OptaxChains(name, sha, vector, None)
-    return _row(name, "an optax.inject_hyperparams transformation", vector, knobs, chains)
+    return _row(name, "an optax.inject_hyperparams transformation", vector, knobs, chains, lambda: tx)
 
 
-def _row(name, update, vector, knobs, chains) -> OptimizerInfo:
+def _row(name, update, vector, knobs, chains, make) -> OptimizerInfo:
+    def block(spec):
+        from .logframe import Unscale
+
+        return [Unscale(), optax_block(make, spec.lr, spec.lr_decay, name)]
+
+    chains.block = block
     return OptimizerInfo(name, "user", f"{update} run unchanged in float64, its learning_rate set to η_t each step "
-                         f"(the optax update is the whole step)", "adaptive", ("vector",),
-                         types.MappingProxyType({"vector": ("reference",)}), types.MappingProxyType(knobs), "any",
-                         user=chains, vector=vector, owns_schedule=True)
+                         f"(the optax update is the whole step)", "adaptive", ("vector", "block"),
+                         types.MappingProxyType({"vector": ("reference",), "block": ("reference",)}),
+                         types.MappingProxyType(knobs), "any", user=chains, vector=vector, block=block,
+                         owns_schedule=True)
 
 
 def _row_from_file(body: str, name: str, what: str) -> OptimizerInfo:
@@ -219,15 +235,15 @@ def _row_from_file(body: str, name: str, what: str) -> OptimizerInfo:
                                 f"{' '.join(str(e).split())}") from None
     if _is_transformation(fn):
         row = _injected_row(fn, f"{what} {name}")
-        vector = row.vector
+        vector, tx = row.vector, fn
         return _row(source, row.update.split(" run unchanged")[0], vector, row.defaults,
-                    OptaxChains(source, sha, vector, None, file=True))
+                    OptaxChains(source, sha, vector, None, file=True), lambda: tx)
     if not (callable(fn) and _takes_lr(fn)):
         raise IbverifyError(f"{what} {name}: {func} must take learning_rate (an optax factory) or return an optax "
                             f"factory or an optax.inject_hyperparams transformation, got {type(fn).__name__}")
     row = factory_row(fn, {}, source, what, sha=sha)
     return _row(source, f"{func} of {p.name}", row.vector, row.defaults,
-                OptaxChains(source, sha, row.vector, None, file=True))
+                OptaxChains(source, sha, row.vector, None, file=True), lambda: _injected(fn, {}, name))
 
 
 @functools.lru_cache(maxsize=16)
@@ -324,6 +340,50 @@ def optax_step(xp, make, lr: float, lr_decay: float, name: str):
         return step, st
 
     return T.Transform(init, update)
+
+
+def optax_block(make, lr: float, lr_decay: float, name: str):
+    """The block transform after `logframe.Unscale` (the plain gradient e^S ĝ of every block, exact while e^S is a
+    float64 number; its underflow is counted by Unscale): the optax update of the blocks (a dict pytree), jitted,
+    learning_rate = η_t. The block chain's Schedule (make_optimizer) makes u = η_t d and the loop θ ← θ − u, so the
+    update s is returned as d = −s/η_t."""
+    import numpy as np
+
+    from .logframe import Transform
+
+    _optax()
+    import jax
+
+    eta0, a = float(lr), float(lr_decay)
+
+    class OptaxStep(Transform):
+        def init(self, params):
+            tx = make()
+            blocks = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
+            try:
+                state = tx.init(blocks)
+            except Exception as e:   # noqa: BLE001  (the user's code: one line)
+                raise IbverifyError(f"{name}: its init raised {type(e).__name__}: "
+                                    f"{' '.join(str(e).split())}") from None
+            leaves, tree = jax.tree_util.tree_flatten(state)
+
+            def step(leaves, g, w, eta):
+                st = jax.tree_util.tree_unflatten(tree, leaves)
+                st = st._replace(hyperparams={**st.hyperparams, LR: eta})
+                u, st = tx.update(g, st, w)
+                return jax.tree_util.tree_leaves(st), u
+
+            return _State(leaves, jax.jit(step))
+
+        def update(self, x, st, params=None, **extra):
+            st.t += 1
+            eta = eta0 * float(st.t) ** (-a)
+            g = {k: np.asarray(v, dtype=np.float64) for k, v in x.items()}
+            w = g if params is None else {k: np.asarray(params[k], dtype=np.float64) for k in g}
+            st.leaves, u = st.step(st.leaves, g, w, eta)
+            return {k: -(np.asarray(v) / eta) for k, v in u.items()}, st
+
+    return OptaxStep()
 
 
 __all__ = ["PREFIX", "factory_row", "is_name", "optax_step", "row_from_name", "row_from_object"]
