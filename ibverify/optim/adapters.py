@@ -10,7 +10,8 @@ tried in order: the place where adapters of other libraries' optimizers plug in.
 run unchanged in float64 on the linear model, ibverify setting its lr to η_t = lr · t^(−lr_decay) each step
 (torchadapt; no block models yet). The optax entry (optaxadapt) takes an optax function or a partial of one, a function
 of one's own with a `learning_rate` parameter (optax loaded), or an `optax.inject_hyperparams` transformation; a name
-`optax:NAME[:k=v,...]` or `optax:path.py[:function]` is read as a string (`check_name`, `OptimizerSpec`). Every refusal
+`optax:NAME[:k=v,...]` or `optax:path.py[:function]` is read here (`to_spec`, `check_name`; not by `OptimizerSpec`, so
+that no claim's check imports the optax adapter). Every refusal
 is one IbverifyError line naming `what` (the option or argument).
 
 Plain Python at import (no numpy): a spec is built, and a user's chains are probed (`userprobe.probe`: two steps on a
@@ -105,6 +106,11 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
 
     if isinstance(optimizer, OptimizerSpec):
         spec = replace(optimizer, **{k: v for k, v in knobs.items() if k in {f.name for f in fields(optimizer)}})
+    elif isinstance(optimizer, str) and optimizer.strip().startswith("optax:"):
+        from .optaxadapt import row_from_name   # jax and optax: only when an optax optimizer is named
+
+        row = row_from_name(optimizer, what)
+        spec = OptimizerSpec.from_params(knobs, name=row.name, user=row)
     elif isinstance(optimizer, str):
         check_name(optimizer)
         spec = OptimizerSpec.from_params(knobs, name=optimizer)

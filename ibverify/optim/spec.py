@@ -8,8 +8,7 @@ degree L). Checks build specs only through `from_params` (claim parameters, old 
 A name `path/to/file.py[:function]` (ibverify.optfile) is a user's optimizer: the file is loaded
 (`userfile.load`), `name` becomes the user's name and `user` holds its row (chains, file, sha256). Every consumer
 reads the optimizer's row as `spec.row` (the user's row, or the table's row of `name`). A name `torch:NAME[:k=v,...]`
-is a PyTorch optimizer (`torchadapt.row_from_name`: torch imported then), held as a user's row is; `optax:...` an optax
-one (`optaxadapt.row_from_name`).
+is a PyTorch optimizer (`torchadapt.row_from_name`: torch imported then), held as a user's row is.
 """
 
 from __future__ import annotations
@@ -42,11 +41,7 @@ class OptimizerSpec:
     user: OptimizerInfo | None = field(default=None, hash=False, repr=False)  # a user's optimizer file's row
 
     def __post_init__(self):
-        if self.user is None and isinstance(self.name, str) and self.name.strip().startswith("optax:"):
-            from .optaxadapt import row_from_name as optax_row  # an optax optimizer (jax: only when one is named)
-
-            object.__setattr__(self, "user", optax_row(self.name))
-        elif self.user is None and optfile.split(self.name):
+        if self.user is None and optfile.split(self.name):
             from .userfile import load  # a user's optimizer file (numpy: only when one is named)
 
             object.__setattr__(self, "user", load(self.name))
@@ -141,8 +136,8 @@ class OptimizerSpec:
             raise IbverifyError(f"batch size must be in 1..{n}, got {b}")
         a = self.lr_decay if self.lr_decay is not None else row.default("lr_decay", "vector")
         a = VECTOR_LR_DECAY if a is None else a
-        if not (0 <= a <= 1):
-            raise IbverifyError(f"lr decay a must be in [0, 1], got {a}")
+        if not (0 <= a <= 2):   # a > 1: a summable step, the weights stop moving (a control's frozen run)
+            raise IbverifyError(f"lr decay a must be in [0, 2], got {a}")
         return replace(self, batch_size=b, lr_decay=a)
 
     def for_block(self, L: float) -> "OptimizerSpec":
