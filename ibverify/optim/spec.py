@@ -136,8 +136,8 @@ class OptimizerSpec:
             raise IbverifyError(f"batch size must be in 1..{n}, got {b}")
         a = self.lr_decay if self.lr_decay is not None else row.default("lr_decay", "vector")
         a = VECTOR_LR_DECAY if a is None else a
-        if not (0 <= a <= 2):   # a > 1: a summable step, the weights stop moving (a control's frozen run)
-            raise IbverifyError(f"lr decay a must be in [0, 2], got {a}")
+        if not (0 <= a <= 1):
+            raise IbverifyError(f"lr decay a must be in [0, 1], got {a}")
         return replace(self, batch_size=b, lr_decay=a)
 
     def for_block(self, L: float) -> "OptimizerSpec":
