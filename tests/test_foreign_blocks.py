@@ -67,3 +67,13 @@ def test_bias_on_the_matrix_model_answers(capsys):
     assert rc == 0, err
     (m,) = json.loads(out)["models"]
     assert m["model"] == "matrix" and "not_judged" not in m and m["supported"] + m["contradicted"] + m["inconclusive"]
+
+
+def test_a_torch_rows_block_chain_survives_pickling():
+    """A Dask worker gets the spec pickled: the torch row keeps its block models (torchblock._rebuilt)."""
+    import pickle
+
+    pytest.importorskip("torch")
+    spec = to_spec("torch:Adam:eps=0")
+    again = pickle.loads(pickle.dumps(spec))
+    assert spec.row.models == again.row.models == ("vector", "block") and again.row.block is not None

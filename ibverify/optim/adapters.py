@@ -124,6 +124,10 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
                                 f"give a name of the optimizer table, a file path/to/file.py[:function], an "
                                 f"ibverify.optim.userfile.UserOptimizer or an OptimizerSpec")
         spec = adapter.to_spec(optimizer, knobs)
+    if spec.user is not None and str(spec.name).startswith("torch:"):
+        from .torchblock import with_blocks   # torch on the block models too
+
+        spec = replace(spec, user=with_blocks(spec.user))
     if probe:
         from .userprobe import probe as first_steps  # numpy
 

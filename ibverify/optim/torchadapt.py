@@ -10,8 +10,8 @@ ibverify supplies the batch gradient (`p.grad`) and the step size: before every 
 whole step (torch's update is not always linear in lr: weight decay, Adagrad's own `lr_decay`), so its row
 `owns_schedule` and `optimizers.build` appends no schedule. The torch parameter is the iterate: it is set to ibverify's
 w before each step, and the step returned is its change. An `lr` keyword becomes the `lr` knob's default.
-Float64 reference engines only (no mpmath oracle, no compiled kernel). On block models (matrix, two-layer) the chain is
-`logframe.Unscale` (the plain gradient of every block) and one torch parameter per block (`torch_block`). Own geometry
+Float64 reference engine only (no mpmath oracle, no compiled kernel). The block models (matrix, two-layer) are added
+to the row by `torchblock.with_blocks` (`adapters.to_spec`). Own geometry
 "adaptive" (unknown: what `ibverify bias` finds out). torch is imported only when such an optimizer is asked for.
 Every refusal is one IbverifyError line.
 """
@@ -119,24 +119,18 @@ def row(cls: type, kwargs: Mapping[str, Any], source: str | None = None, what: s
     def vector(spec, xp):
         return torch_step(xp, cls, kwargs, spec.lr, spec.lr_decay, name)
 
-    def block(spec):
-        from .logframe import Unscale
-
-        return [Unscale(), torch_block(cls, kwargs, spec.lr, spec.lr_decay, name)]
-
     return OptimizerInfo(name, "user", f"torch.optim.{cls.__name__}({args}) run unchanged in float64, its group lr "
-                         f"set to η_t each step (the torch step is the whole update)", "adaptive", ("vector", "block"),
-                         types.MappingProxyType({"vector": ("reference",), "block": ("reference",)}),
-                         types.MappingProxyType(knobs), "any",
-                         user=TorchChains(source, sha, vector, (cls, kwargs, knobs), block), vector=vector,
-                         block=block, owns_schedule=True)
+                         f"set to η_t each step (the torch step is the whole update)", "adaptive", ("vector",),
+                         types.MappingProxyType({"vector": ("reference",)}), types.MappingProxyType(knobs), "any",
+                         user=TorchChains(source, sha, vector, (cls, kwargs, knobs)), vector=vector,
+                         owns_schedule=True)
 
 
 class TorchChains(UserChains):
     """A torch optimizer's row's origin: pickled by its class and keyword arguments (rebuilt on unpickling)."""
 
-    def __init__(self, source, sha256, vector, made, block=None):
-        super().__init__(source, sha256, vector, block)
+    def __init__(self, source, sha256, vector, made):
+        super().__init__(source, sha256, vector, None)
         self._made = made
 
     def row_reduce(self):
@@ -190,55 +184,6 @@ def torch_step(xp, cls: type, kwargs: Mapping[str, Any], lr: float, lr_decay: fl
         return step, state
 
     return T.Transform(init, update)
-
-
-class _Blocks:
-    """The torch parameters (one per block, float64), the torch optimizer and the step count t."""
-
-    def __init__(self, ps, opt):
-        self.ps, self.opt, self.t = ps, opt, 0
-
-
-def torch_block(cls: type, kwargs: Mapping[str, Any], lr: float, lr_decay: float, name: str):
-    """The block transform after `logframe.Unscale` (the plain gradient e^S ĝ of every block, exact while e^S is a
-    float64 number; its underflow is counted by Unscale): one torch parameter per block set to θ's block, its grad to
-    the block's gradient, the group lr to η_t, then torch's step. The block chain's Schedule (appended by
-    `optimizers.make_optimizer`) makes u = η_t d and the loop θ ← θ − u, so the step s is returned as d = −s/η_t."""
-    import numpy as np
-
-    from .logframe import Transform
-
-    torch = _torch()
-    eta0, a = float(lr), float(lr_decay)
-
-    class TorchStep(Transform):
-        def init(self, params):
-            ps = {k: torch.tensor(np.asarray(v, dtype=np.float64), dtype=torch.float64, requires_grad=True)
-                  for k, v in params.items()}
-            try:
-                opt = cls(list(ps.values()), lr=eta0, **kwargs)
-            except (TypeError, ValueError) as e:
-                raise IbverifyError(f"{name}: torch.optim.{cls.__name__} refused its arguments: "
-                                    f"{' '.join(str(e).split())}") from None
-            return _Blocks(ps, opt)
-
-        def update(self, x, st, params=None, **extra):
-            st.t += 1
-            eta = eta0 * float(st.t) ** (-a)
-            with torch.no_grad():
-                before = {}
-                for k, p in st.ps.items():
-                    if params is not None:
-                        p.copy_(torch.from_numpy(np.asarray(params[k], dtype=np.float64)))
-                    before[k] = p.detach().clone()
-                    p.grad = torch.from_numpy(np.array(x[k], dtype=np.float64))
-                for g in st.opt.param_groups:
-                    g["lr"] = eta
-            st.opt.step()
-            with torch.no_grad():
-                return {k: -((p - before[k]).numpy() / eta) for k, p in st.ps.items()}, st
-
-    return TorchStep()
 
 
 __all__ = ["PREFIX", "is_name", "parse", "row", "row_from_name", "row_from_object", "torch_step"]
