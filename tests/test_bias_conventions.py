@@ -48,6 +48,12 @@ def test_the_choices_are_made_only_where_no_knob_was_given():
     assert conventions(OptimizerSpec.from_params({"optimizer": "inc-adam"}), {}) == (None, [])
     assert conventions(OptimizerSpec.from_params({"optimizer": "gd", "loss": "exponential"}), {}) == (None, [])
     assert conventions(OptimizerSpec.from_params({"optimizer": "signum"}), {}) == (None, [])
+    from ibverify.optim.adapters import to_spec
+    from ibverify.optim.transforms import trace
+    from ibverify.optim.userfile import UserOptimizer
+
+    mine = to_spec(UserOptimizer("my-gd", "gd", vector=lambda s, xp: [trace(xp, 0.0)]))
+    assert conventions(mine, {}) == (None, [])   # a user's optimizer: its own knobs, no choice made for it
     adjust, notes = conventions(gd, {})
     assert len(notes) == 1
     # η = 1/β with β = λ_max(ZᵀZ)/(4n), constant; the matrix model is left as it is
@@ -102,3 +108,8 @@ def test_batch_size_on_the_matrix_model_is_cyclic_mini_batches(capsys):
     assert any(abs(given[g].value - whole[g].value) > 1e-6 for g in given)
     obj, _ = _bias(capsys, "--optimizer", "signum", "--model", "matrix", "--batch-size", "3")
     assert obj["models"][0]["model"] == "matrix" and "not_judged" not in obj["models"][0]
+
+
+def test_no_note_where_the_linear_model_does_not_run(capsys):
+    obj, err = _bias(capsys, "--optimizer", "adam", "--model", "matrix")
+    assert "note:" not in err and "conventions" not in obj
