@@ -40,7 +40,7 @@ def _max_gap(a, b, n, steps=1000):
      {"bias_correction": True, "eps": 0.0, "beta1": 0.8, "beta2": 0.99}),
     # no table row is SGD with heavy-ball momentum on the linear model: plain SGD = gd
     ("torch:SGD", "gd", {}),
-    # torch's Adagrad as shipped (eps = 1e-10, its own lr_decay 0, accumulator from 0) = the table's adagrad at ε = 1e-10
+    # torch's Adagrad as shipped (eps 1e-10, its own lr_decay 0, accumulator from 0) = the table's adagrad at ε = 1e-10
     ("torch:Adagrad", "adagrad", {"eps": 1e-10}),
 ])
 def test_torch_optimizer_makes_the_table_rows_iterates(torch_opt, row, knobs):
