@@ -53,7 +53,8 @@ An `optimizer` is a name of the optimizer table (`ibverify train --help` lists t
 `"path/to/file.py:make"` (the protocol: [commands](commands.md)), or a `UserOptimizer` made in the session (below).
 A PyTorch optimizer runs unchanged on the linear model: `"torch:Adam:eps=0"`, `torch.optim.SGD` or
 `functools.partial(torch.optim.Adam, eps=0.0)` ([commands](commands.md), "A PyTorch optimizer").
-An optax transformation is refused for now with one line. Bad input
+An optax optimizer too: `"optax:lion:b1=0.9,b2=0.99"`, `optax.adam`, `functools.partial(optax.lion, b1=0.95)` or
+`optax.inject_hyperparams(optax.adam)(learning_rate=0.1)` ([commands](commands.md), "An optax optimizer"). Bad input
 of any kind raises `ibverify.IbverifyError` with a one-line message, as the command line's exit status 2.
 `import ibverify` stays light: numpy and the engine load when a function first runs.
 """

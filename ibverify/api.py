@@ -19,8 +19,9 @@ with `optim.adapters.to_spec` and calls `cli.bias.answers` (runner.bias.identify
 `ibverify verify`; `train` fills the `train` command's parsed options (the parser's defaults, then the arguments)
 and calls `cli.train.train_linear` or `cli.network.train_run`, as `ibverify train`. What stands for an optimizer
 (a name of the table, a file path.py[:function], a PyTorch optimizer `torch:NAME[:k=v,...]`, a `torch.optim.Optimizer`
-subclass or a functools.partial of one (linear model, float64: optim.torchadapt), a `UserOptimizer`, an
-`OptimizerSpec`; optax objects are refused for now) is decided in one place: `optim.adapters.to_spec`.
+subclass or a functools.partial of one (float64: optim.torchadapt), an optax optimizer `optax:NAME[:k=v,...]`, an optax
+function, partial or inject_hyperparams transformation (float64: optim.optaxadapt), a `UserOptimizer`, an
+`OptimizerSpec`) is decided in one place: `optim.adapters.to_spec`.
 
 Errors: bad input raises `IbverifyError` with a one-line message (the command line's exit 2), raised here, not from
 deep inside; RuntimeWarning and UserWarning (overflow, solver chatter) are silenced as on the command line. Nothing

@@ -166,7 +166,7 @@ def test_text_answer_and_user_data(tmp_path, capsys):
     (["--optimizer", "nope"], "unknown optimizer"),
     (["--optimizer", "gd", "--lr-decay", "3"], "lr decay"),
     (["--optimizer", "gd", "--data", "/nonexistent.csv"], "not found"),
-    (["--optimizer", "nsd-spectral", "--batch-size", "2"], "full batch"),
+    (["--optimizer", "nsd-spectral", "--batch-size", "0"], "batch size must be"),
     (["--optimizer", "gd", "--datasets", "0"], "--datasets"),
     (["--optimizer", "gd", "--model", "matrix"], "runs none of matrix"),
 ])

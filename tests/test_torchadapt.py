@@ -40,6 +40,8 @@ def _max_gap(a, b, n, steps=1000):
      {"bias_correction": True, "eps": 0.0, "beta1": 0.8, "beta2": 0.99}),
     # no table row is SGD with heavy-ball momentum on the linear model: plain SGD = gd
     ("torch:SGD", "gd", {}),
+    # torch's Adagrad as shipped (eps 1e-10, its own lr_decay 0, accumulator from 0) = the table's adagrad at ε = 1e-10
+    ("torch:Adagrad", "adagrad", {"eps": 1e-10}),
 ])
 def test_torch_optimizer_makes_the_table_rows_iterates(torch_opt, row, knobs):
     mine = to_spec(torch_opt, SCHED)
@@ -47,6 +49,18 @@ def test_torch_optimizer_makes_the_table_rows_iterates(torch_opt, row, knobs):
     gap, size = _max_gap(mine, to_spec(row, {**SCHED, **knobs}), 12)
     assert gap <= 1e-10, gap
     assert size > 0.3   # it moved
+
+
+def test_torch_momentum_makes_heavy_ball_iterates():
+    """torch SGD(momentum=β) (m ← β m + g, m_1 = g; θ ← θ − η_t m) = the table's EMA trace (m ← β m + (1−β) g) at
+    lr/(1−β): no table row is heavy-ball SGD on the linear model, its transform is."""
+    from ibverify.optim import transforms as T
+    from ibverify.optim.userfile import UserOptimizer
+
+    hb = UserOptimizer("heavy-ball", "m ← β m + (1−β) g; θ ← θ − η_t m", vector=lambda s, xp: [T.trace(xp, 0.9)])
+    gap, size = _max_gap(to_spec("torch:SGD:momentum=0.9", SCHED), to_spec(hb, {**SCHED, "lr": 0.1 / (1 - 0.9)}), 12)
+    assert gap <= 1e-10, gap
+    assert size > 0.3
 
 
 def test_torch_momentum_differs_from_plain_sgd():

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -105,10 +105,13 @@ def models_for(name) -> tuple[list[str], dict[str, str]]:
 
 
 def resolved_spec(spec: OptimizerSpec, model: str, n: int) -> OptimizerSpec:
-    """The spec validated for `model`: the vector implementation for linear, the block one (degree L) else."""
+    """The spec validated for `model`: the vector implementation for linear, the block one (degree L) else (a batch
+    size there is the block loop's cyclic mini-batches, `judge_problem`'s `batch`, not a knob of the spec)."""
     if model == "linear":
         return spec.resolved(n)
-    return spec.for_block(3.0 if model == "two-layer" else 1.0)
+    if spec.batch_size is not None and spec.batch_size < 1:
+        raise IbverifyError(f"batch size must be ≥ 1, got {spec.batch_size}")
+    return replace(spec, batch_size=None).for_block(3.0 if model == "two-layer" else 1.0)
 
 
 # ------------------------------------------------------------------------------------------------ datasets
@@ -271,9 +274,10 @@ def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     return r.checkpoints, gaps, scales
 
 
-def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None):
+def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None,
+               batch: int | None = None):
     store = _store(store)
-    rec = recipes.run_recipe(pr.data, pr.model, None, spec, T)
+    rec = recipes.run_recipe(pr.data, pr.model, None, spec, T, batch)
     D, model = store.data(pr.data), store.model(rec)
     r = store.run(rec, progress=progress, warn=False)
     G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in pr.optima}
@@ -321,18 +325,19 @@ def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
                   progress=None, batch: int | None = None, horizons: tuple[int, int] | None = None,
                   store: RunStore | None = None) -> dict[str, Judged]:
     """Every geometry of `model` on one dataset, extended ×10 while any is undecided (prop.sequential); `horizons`
-    (first, cap) instead of the tier's; `batch` (two-layer only): cyclic mini-batches (judge_network). The runs
+    (first, cap) instead of the tier's; `batch` (block models): cyclic mini-batches (engine.block.run). The runs
     come from `store` (default: the process's run store)."""
     first, cap = horizons or HORIZONS[tier][model]
-    if batch is not None and model != "two-layer":
-        raise IbverifyError("batch applies to the two-layer model only here")
+    if batch is not None and model == "linear":
+        raise IbverifyError("batch applies to the block models here (the linear model's is the spec's batch_size)")
     seen = {}
 
     def at(T: int, final: bool) -> Example:
         if model == "two-layer":
             out = judge_network(pr, spec, T, final, progress, batch, store)
         else:
-            x, gaps, scales = (run_linear if model == "linear" else run_matrix)(pr, spec, T, progress, store)
+            x, gaps, scales = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
+                               run_linear(pr, spec, T, progress, store))
             out = judge_degree1(x, gaps, scales, pr.offsets, final, T)
         seen["out"] = out
         undecided = any(j.word == rules.INCONCLUSIVE for j in out.values())
@@ -379,7 +384,9 @@ class Judgement:
 def judge_problem(model: str, pr: Problem, spec: OptimizerSpec, tier: str, progress=None, batch: int | None = None,
                   horizons: tuple[int, int] | None = None, store: RunStore | None = None) -> Judgement:
     """The unit of work of `ibverify bias` (a task with --workers): `spec` resolved for the dataset (the vector
-    model's full batch is its n), then judge_dataset."""
+    model's full batch is its n; a block model's batch size: cyclic mini-batches), then judge_dataset."""
+    if model != "linear" and batch is None and spec.batch_size is not None:
+        batch = spec.batch_size
     sp = resolved_spec(spec, model, pr.n)
     return Judgement(sp, judge_dataset(model, pr, sp, tier, progress, batch, horizons, store))
 

@@ -51,7 +51,9 @@ def add_bias_parser(sub) -> None:
                        + "\n\n" + textwrap.fill(USER_NOTE, 100))
     b.add_argument("--optimizer", required=True, metavar="NAME", action="append",
                    help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below); "
-                        "repeatable: several optimizers, each answered on the same datasets")
+                        "or a PyTorch or optax optimizer as shipped: torch:NAME[:key=value,...], "
+                        "optax:NAME[:key=value,...] (linear model); repeatable: several optimizers, each answered on "
+                        "the same datasets")
     b.add_argument("--tier", choices=BIAS_TIERS, default="fast", help=TIER_NOTE)
     b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
     b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
@@ -157,28 +159,39 @@ def _workers(args) -> int:
 
 def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3, data_file: str | None = None,
             models: list[str] | None = None, quiet: bool = False, workers: int = 1, scheduler: str | None = None,
-            on_cluster=lambda info: None, intercept: bool = False) -> list[dict]:
+            on_cluster=lambda info: None, intercept: bool = False, note=lambda msg: None) -> list[dict]:
     """The command's output dicts, one per spec (what --json prints): runner.bias.identify_all's answers with the
     knobs given, the wall-clock and CPU seconds. A progress bar on a terminal unless `quiet`. `ibverify bias` and the
-    Python API (`ibverify.bias`) both come here."""
+    Python API (`ibverify.bias`) both come here. bias's own choices for adam and gd (runner.bias.conventions) are
+    each given to `note` and listed in the answer's "conventions"."""
+    from ..checks.bias import plan
     from ..progress import Progress
-    from ..runner.bias import identify_all  # start-up time: numpy, numba, cvxpy
+    from ..runner.bias import conventions, identify_all  # start-up time: numpy, numba, cvxpy
 
     if intercept and data_file is None:
         raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
     data = _load(data_file, intercept) if data_file is not None else None
+    chosen = []
+    for spec in specs:   # every argument checked (plan) before a note is said; notes only where the linear model runs
+        names, _ = plan(spec, tier=tier, datasets=datasets, data=data, data_name=str(data_file or ""), models=models)
+        chosen.append(conventions(spec, knobs) if "linear" in names else (None, []))
+    for _, notes in chosen:
+        for msg in notes:
+            note(msg)
+
     label = "bias " + ", ".join(s.name for s in specs)
     bar = Progress(label, enabled=False if quiet else None)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         found = identify_all(specs, tier=tier, seed=seed, datasets=datasets, data=data, data_name=str(data_file or ""),
                              models=models, say=bar.message, progress=bar.steps, workers=workers,
-                             scheduler=scheduler, on_cluster=on_cluster)
+                             scheduler=scheduler, on_cluster=on_cluster, adjust=[a for a, _ in chosen])
     finally:
         bar.close()
     seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
     return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
-             "seconds": seconds, "cpu_seconds": cpu} for a in found]
+             **({"conventions": notes} if notes else {}), "seconds": seconds, "cpu_seconds": cpu}
+            for a, (_, notes) in zip(found, chosen, strict=True)]
 
 
 def cmd_bias(args) -> int:
@@ -198,7 +211,7 @@ def cmd_bias(args) -> int:
 
     outs = answers(specs, _knobs(args), tier=args.tier, seed=args.seed, datasets=args.datasets, data_file=args.data,
                    models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster,
-                   intercept=args.intercept)
+                   intercept=args.intercept, note=lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True))
     if folder is not None:
         from ..report.bias import render_bias_report
         from ..runner.bias import provenance

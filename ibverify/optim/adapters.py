@@ -8,8 +8,11 @@ Every entry point that takes an optimizer calls `to_spec` (the command line's `-
 tried in order: the place where adapters of other libraries' optimizers plug in. The PyTorch entry takes a
 `torch.optim.Optimizer` subclass or a `functools.partial` of one (`functools.partial(torch.optim.Adam, eps=0.0)`):
 run unchanged in float64 on the linear model, ibverify setting its lr to η_t = lr · t^(−lr_decay) each step
-(torchadapt; no block models yet). The optax entry only recognizes optax objects and refuses them with one line (no
-adapter yet). Every refusal is one IbverifyError line naming `what` (the option or argument).
+(torchadapt; no block models yet). The optax entry (optaxadapt) takes an optax function or a partial of one, a function
+of one's own with a `learning_rate` parameter (optax loaded), or an `optax.inject_hyperparams` transformation; a name
+`optax:NAME[:k=v,...]` or `optax:path.py[:function]` is read here (`to_spec`, `check_name`; not by `OptimizerSpec`, so
+that no claim's check imports the optax adapter). Every refusal
+is one IbverifyError line naming `what` (the option or argument).
 
 Plain Python at import (no numpy): a spec is built, and a user's chains are probed (`userprobe.probe`: two steps on a
 small problem), only when `to_spec` is called.
@@ -46,16 +49,9 @@ def _library(obj: Any) -> str:
     return mod.split(".", 1)[0]
 
 
-def _not_yet(what: str) -> Callable[[Any, Mapping[str, Any]], OptimizerSpec]:
-    def refuse(obj: Any, knobs: Mapping[str, Any]) -> OptimizerSpec:
-        raise IbverifyError(f"{what} are not supported yet (no adapter): give a name of the optimizer table "
-                            f"({', '.join(NAMES[:4])}, …), a file path/to/file.py[:function] or an "
-                            f"ibverify.optim.userfile.UserOptimizer")
-    return refuse
-
-
 ADAPTERS: list[Adapter] = [
-    Adapter("optax transformations", lambda o: _library(o) == "optax", _not_yet("optax transformations")),
+    Adapter("optax optimizers, factories and inject_hyperparams transformations",
+            lambda o: _library(o) == "optax" or _optax_factory(o), lambda o, knobs: _optax_spec(o, knobs)),
     Adapter("torch optimizers and optimizer factories", lambda o: _library(o) == "torch"
             or _torch_subclass(o), lambda o, knobs: _torch_spec(o, knobs)),
 ]
@@ -68,6 +64,25 @@ def _torch_subclass(obj: Any) -> bool:
     target = getattr(obj, "func", obj)
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(target, type) and issubclass(target, torch.optim.Optimizer)
+
+
+def _optax_factory(obj: Any) -> bool:
+    """A function of one's own with a learning_rate parameter (or a partial of one), optax loaded already."""
+    import sys
+
+    if "optax" not in sys.modules or isinstance(obj, type) or not callable(obj):
+        return False
+    try:
+        return "learning_rate" in inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _optax_spec(obj: Any, knobs: Mapping[str, Any]) -> OptimizerSpec:
+    from .optaxadapt import row_from_object
+
+    row = row_from_object(obj)
+    return OptimizerSpec.from_params(knobs, name=row.name, user=row)
 
 
 def _torch_spec(obj: Any, knobs: Mapping[str, Any]) -> OptimizerSpec:
@@ -91,6 +106,11 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
 
     if isinstance(optimizer, OptimizerSpec):
         spec = replace(optimizer, **{k: v for k, v in knobs.items() if k in {f.name for f in fields(optimizer)}})
+    elif isinstance(optimizer, str) and optimizer.strip().startswith("optax:"):
+        from .optaxadapt import row_from_name   # jax and optax: only when an optax optimizer is named
+
+        row = row_from_name(optimizer, what)
+        spec = OptimizerSpec.from_params(knobs, name=row.name, user=row)
     elif isinstance(optimizer, str):
         check_name(optimizer)
         spec = OptimizerSpec.from_params(knobs, name=optimizer)
@@ -104,6 +124,10 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
                                 f"give a name of the optimizer table, a file path/to/file.py[:function], an "
                                 f"ibverify.optim.userfile.UserOptimizer or an OptimizerSpec")
         spec = adapter.to_spec(optimizer, knobs)
+    if spec.user is not None and str(spec.name).startswith("torch:"):
+        from .torchblock import with_blocks   # torch on the block models too
+
+        spec = replace(spec, user=with_blocks(spec.user))
     if probe:
         from .userprobe import probe as first_steps  # numpy
 
@@ -113,6 +137,11 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
 
 def check_name(name: str) -> None:
     """Refuse (one line) a string that is neither a name of the optimizer table nor a file path.py[:function]."""
+    if isinstance(name, str) and name.strip().startswith("optax:"):
+        from .optaxadapt import row_from_name   # jax and optax: only when an optax optimizer is named
+
+        row_from_name(name)
+        return
     if isinstance(name, str) and name.strip().startswith("torch:"):
         from .torchadapt import parse   # torch: only when a torch optimizer is named
 
@@ -120,7 +149,8 @@ def check_name(name: str) -> None:
         return
     if name not in NAMES and not optfile.split(name):
         raise IbverifyError(f"unknown optimizer {name!r}; use one of {', '.join(NAMES)}, a file: "
-                            f"path/to/file.py[:function], or a PyTorch optimizer torch:NAME[:key=value,...]")
+                            f"path/to/file.py[:function], a PyTorch optimizer torch:NAME[:key=value,...] or an optax "
+                            f"one optax:NAME[:key=value,...]")
 
 
 def in_process_row(desc: Any, what: str = "optimizer"):

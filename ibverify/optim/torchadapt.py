@@ -10,7 +10,8 @@ ibverify supplies the batch gradient (`p.grad`) and the step size: before every 
 whole step (torch's update is not always linear in lr: weight decay, Adagrad's own `lr_decay`), so its row
 `owns_schedule` and `optimizers.build` appends no schedule. The torch parameter is the iterate: it is set to ibverify's
 w before each step, and the step returned is its change. An `lr` keyword becomes the `lr` knob's default.
-Float64 reference engine only (no mpmath oracle, no compiled kernel); no block models (left out). Own geometry
+Float64 reference engine only (no mpmath oracle, no compiled kernel). The block models (matrix, two-layer) are added
+to the row by `torchblock.with_blocks` (`adapters.to_spec`). Own geometry
 "adaptive" (unknown: what `ibverify bias` finds out). torch is imported only when such an optimizer is asked for.
 Every refusal is one IbverifyError line.
 """

@@ -85,8 +85,9 @@ class _Tasks:
             self.done += 1
             self.say(f"{what} judged ({self.done}/{len(self.futures)} tasks)")
 
-    def judge_for(self, i: int):
+    def judge_for(self, i: int, adjust=lambda m, pr, sp: sp):
         def judge(model, pr, spec):
+            spec = adjust(model, pr, spec)
             try:
                 return self.submit(i, spec.name, model, pr, spec).result()
             except IbverifyError:
@@ -103,12 +104,15 @@ class _Tasks:
 def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None, data_name: str = "",
                  models: list[str] | None = None, say: Callable[[str], None] = lambda s: None, progress=None,
                  workers: int = 1, scheduler: str | None = None, client=None,
-                 on_cluster: Callable[[str], None] = lambda info: None) -> list[dict]:
+                 on_cluster: Callable[[str], None] = lambda info: None, adjust: list | None = None) -> list[dict]:
     """checks.bias.identify's answer for each spec, in order. Every spec is checked (checks.bias.plan) before any
     run. workers = 1, no scheduler and no client: in this process (`progress` gets the steps); else on Dask: the
     Dask `client` given (left open), or client_for(workers, scheduler). `data`: a user's dataset as a data recipe
-    (None: the generated ones); the data and this process's runs live in one run store of this call."""
+    (None: the generated ones); the data and this process's runs live in one run store of this call. `adjust[i]`:
+    spec i as run on one (model, problem, store) (`conventions`; default: as given)."""
     store = RunStore()
+    adjust = adjust or [None] * len(specs)
+    adj = [a or (lambda m, pr, sp, st: sp) for a in adjust]
     kw = dict(tier=tier, datasets=datasets, data=data, data_name=data_name, models=models, store=store)
     plans = [bias.plan(spec, **kw) for spec in specs]
     shared: dict[str, SharedDraws] = {}
@@ -118,13 +122,16 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
             shared[model] = SharedDraws(bias.problem_source(model, seed, data, data_name, say, store))
         return shared[model]
 
-    def answer(spec, judge=None) -> dict:
+    def answer(i, spec, judge=None) -> dict:
         named = say if len(specs) == 1 else (lambda msg: say(f"{spec.name}: {msg}"))
+        if judge is None:
+            def judge(m, pr, sp):
+                return bias.judge_problem(m, pr, adj[i](m, pr, sp, store), tier, progress, store=store)
         return bias.identify(spec, seed=seed, say=named, progress=progress if judge is None else None,
                              problems=problems, judge=judge, **kw)
 
     if client is None and scheduler is None and workers <= 1:
-        return answered([answer(spec) for spec in specs])
+        return answered([answer(i, spec) for i, spec in enumerate(specs)])
     k = 1 if data is not None else datasets
     with nullcontext(client) if client is not None else client_for(workers, scheduler) as client:
         on_cluster(describe(client))
@@ -133,10 +140,53 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
             for i, (spec, (names, _)) in enumerate(zip(specs, plans, strict=True)):
                 for m in names:
                     for pr in problems(m).first(k):
-                        tasks.submit(i, spec.name, m, pr, spec)
-            return answered([answer(spec, tasks.judge_for(i)) for i, spec in enumerate(specs)])
+                        tasks.submit(i, spec.name, m, pr, adj[i](m, pr, spec, store))
+            return answered([answer(i, spec, tasks.judge_for(i, lambda m, pr, sp, a=adj[i]: a(m, pr, sp, store)))
+                             for i, spec in enumerate(specs)])
         finally:
             tasks.cancel()
+
+
+def conventions(spec, knobs: dict) -> tuple[Callable | None, list[str]]:
+    """`ibverify bias`'s own choices for two rows of the table where no knob was given for them (each said in a note,
+    printed on stderr): (adjust(model, problem, spec, store) -> the spec run on that dataset, or None; notes).
+      adam (on the linear model, without --batch-size): full batch, as PyTorch's and optax's Adam (the row's own
+          default there is paper 1's per-sample Adam, which is inc-adam, or --batch-size 1);
+      gd (logistic loss, without --lr and --lr-decay): the constant step its theorem needs (Soudry et al. 2018: η <
+          2/β), η = 1/β with β = λ_max(ZᵀZ)/(4n) the smoothness of the dataset's mean logistic loss, lr_decay 0
+          (the default decaying step leaves every geometry inconclusive at 10⁷ steps)."""
+    from dataclasses import replace
+
+    if spec.user is not None:
+        return None, []
+    full_batch = spec.is_adam and spec.row.batch == "any" and (spec.row.default("batch_size") or 0) == 1 \
+        and "batch_size" not in knobs
+    constant = spec.name == "gd" and spec.loss == "logistic" and not {"lr", "lr_decay"} & set(knobs)
+    notes = []
+    if full_batch:
+        notes.append(f"{spec.name}: full-batch Adam on the linear model (as PyTorch's and optax's Adam); per-sample "
+                     f"Adam is inc-adam, or --batch-size 1")
+    if constant:
+        notes.append(f"{spec.name}: constant step η = 1/β < 2/β (β = λ_max(ZᵀZ)/(4n), the smoothness of each "
+                     f"dataset's logistic loss; lr_decay 0), the schedule of Soudry et al.'s theorem; give --lr or "
+                     f"--lr-decay for another")
+    if not notes:
+        return None, []
+
+    def adjust(model, pr, sp, store):
+        if model != "linear":
+            return sp
+        if full_batch:
+            sp = replace(sp, batch_size=pr.n)
+        if constant:
+            import numpy as np
+
+            Z = store.data(pr.data).Z
+            beta = float(np.linalg.eigvalsh(Z.T @ Z)[-1]) / (4 * len(Z))
+            sp = replace(sp, lr=1.0 / beta, lr_decay=0.0)
+        return sp
+
+    return adjust, notes
 
 
 def answered(answers: list[dict]) -> list[dict]:

@@ -1,0 +1,389 @@
+"""An optax optimizer run unchanged, in float64, on the linear (vector) model: `--optimizer optax:NAME[:k=v,...]`
+(or the row's own name, `optax:NAME(k=v,...)`), or a user's file `optax:path/to/file.py[:function]`.
+
+`optax:adam:eps=0`, `optax:lion:b1=0.9,b2=0.99`, `optax:adamw:eps=0,weight_decay=0`, `optax:sgd:momentum=0.9` (a
+function of `optax` taking `learning_rate`, its other keyword arguments as Python literals). From Python
+(adapters.ADAPTERS): such a function or a `functools.partial` of one (`functools.partial(optax.lion, b1=0.95)`), a
+function of one's own with a `learning_rate` parameter returning a `GradientTransformation`, or a transformation made
+by `optax.inject_hyperparams(...)(learning_rate=..., ...)`. A file's `function` (default `make`) is such a factory
+(it takes `learning_rate`) or, called with no arguments, returns one of these.
+
+ibverify supplies the batch gradient and the step size: the factory is wrapped by `optax.inject_hyperparams`, and
+before every step its `learning_rate` hyperparameter is set to η_t = lr · t^(−lr_decay) (t = 1, 2, …; the knobs
+`--lr`, `--lr-decay`); then the transformation's own `update(g, state, w)` (jitted) makes the whole step, which is
+added to the iterate as optax's `apply_updates` does, so the row `owns_schedule`. A `learning_rate` keyword becomes
+the `lr` knob's default. A transformation without a `learning_rate` hyperparameter is refused (ibverify must own
+the schedule). jax's float64 (`jax_enable_x64`) is switched on when such an optimizer is made; jax and optax are
+imported only then. Float64 reference engines only (no mpmath oracle, no compiled kernel); on block models (matrix,
+two-layer) the chain is `logframe.Unscale` (the plain gradient of every block) and the optax update of the blocks as a
+dict pytree (`optax_block`). Own geometry "adaptive" (what `ibverify bias` finds out). Every refusal is one
+IbverifyError line.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import sys
+import types
+from pathlib import Path
+from typing import Any, Mapping
+
+from .. import IbverifyError, optfile
+from .table import OptimizerInfo
+from .userfile import UserChains
+
+PREFIX = "optax:"
+LR = "learning_rate"
+
+
+def is_name(name: object) -> bool:
+    """An `optax:NAME[:k=v,...]` or `optax:path.py[:function]` string."""
+    return isinstance(name, str) and name.strip().startswith(PREFIX)
+
+
+def _optax():
+    try:
+        import jax
+        import optax
+    except ImportError:
+        raise IbverifyError("optax optimizers need optax and jax (pip install optax, or ibverify[optax])") from None
+    jax.config.update("jax_enable_x64", True)   # the user's optimizer runs in float64, as every run of ibverify
+    return optax
+
+
+def _is_transformation(obj: Any) -> bool:
+    optax = sys.modules.get("optax")
+    return optax is not None and isinstance(obj, optax.GradientTransformation)
+
+
+def _takes_lr(obj: Any) -> bool:
+    try:
+        return LR in inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _literals(rest: str, name: str, what: str) -> dict:
+    if not rest.strip():
+        return {}
+    try:
+        call = ast.parse(f"f({rest})", mode="eval").body
+        if call.args or any(k.arg is None for k in call.keywords):
+            raise ValueError("give key=value pairs")
+        return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except (SyntaxError, ValueError) as e:
+        raise IbverifyError(f"{what} {name!r}: cannot read {rest!r} as key=value,... with Python literal values "
+                            f"({' '.join(str(e).split()) or type(e).__name__})") from None
+
+
+def row_from_name(name: str, what: str = "--optimizer") -> OptimizerInfo:
+    """The row of `optax:NAME[:k=v,...]` (or `optax:NAME(k=v,...)`) or `optax:path.py[:function]`."""
+    body = name.strip()[len(PREFIX):]
+    if optfile.split(body):
+        return _row_from_file(body, name.strip(), what)
+    fn_name, _, rest = body.partition(":")
+    if not rest and "(" in body and body.endswith(")"):   # the row's own name: optax:adam(eps=0)
+        fn_name, _, rest = body[:-1].partition("(")
+    optax = _optax()
+    fn = getattr(optax, fn_name, None) if fn_name.isidentifier() else None
+    if not (callable(fn) and _takes_lr(fn)):
+        known = sorted(n for n, f in vars(optax).items() if not n.startswith("_") and callable(f) and _takes_lr(f)
+                       and not isinstance(f, type))
+        raise IbverifyError(f"{what} {name!r}: {fn_name!r} is not an optimizer of optax (a function taking "
+                            f"learning_rate); use one of {', '.join(known)}")
+    return factory_row(fn, _literals(rest, name, what), name.strip(), what)
+
+
+def row_from_object(obj: Any, what: str = "optimizer") -> OptimizerInfo:
+    """The row of an optax factory (a function with a `learning_rate` parameter, or a functools.partial of one) or of
+    a transformation made by optax.inject_hyperparams with a learning_rate."""
+    _optax()
+    if _is_transformation(obj):
+        return _injected_row(obj, what)
+    if isinstance(obj, functools.partial) and _takes_lr(obj.func):
+        if obj.args:
+            raise IbverifyError(f"{what}: give an optax optimizer's arguments by keyword (functools.partial(f, k=v))")
+        return factory_row(obj.func, dict(obj.keywords), None, what)
+    if callable(obj) and _takes_lr(obj):
+        return factory_row(obj, {}, None, what)
+    raise IbverifyError(f"{what}: an optax object of type {type(obj).__name__} is neither a function taking "
+                        f"learning_rate (optax.adam, functools.partial(optax.lion, b1=0.95)) nor a transformation of "
+                        f"optax.inject_hyperparams(f)(learning_rate=..., ...)")
+
+
+def _fmt(v: Any) -> str:
+    return repr(v).replace(" ", "")
+
+
+def _label(fn: Any) -> str:
+    mod = getattr(fn, "__module__", "") or ""
+    name = getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
+    return name if mod.startswith("optax") else f"{mod}.{name}"
+
+
+def _code_hash(fn: Any) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):   # defined at a prompt: this object, this process only
+        return f"{_label(fn)}@{id(fn)}"
+
+
+def factory_row(fn: Any, kwargs: Mapping[str, Any], source: str | None = None, what: str = "optimizer",
+                sha: str | None = None) -> OptimizerInfo:
+    """The row of optax factory `fn(learning_rate, **kwargs)`: vector model, float64 reference."""
+    optax = _optax()
+    kwargs = dict(kwargs)
+    label = f"{what} {source!r}" if source else f"{what} {_label(fn)}"
+    sig = inspect.signature(fn).parameters
+    bad = [k for k in kwargs if k not in sig]
+    if bad and not any(p.kind == p.VAR_KEYWORD for p in sig.values()):
+        keys = [k for k in sig if k != LR and sig[k].kind not in (sig[k].VAR_POSITIONAL, sig[k].VAR_KEYWORD)]
+        raise IbverifyError(f"{label}: unknown key{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} of "
+                            f"{_label(fn)}; its keys are {', '.join(keys)}")
+    knobs = {}
+    if LR in kwargs:   # the step size is ibverify's schedule: learning_rate becomes the lr knob's default
+        try:
+            knobs["lr"] = float(kwargs.pop(LR))
+        except (TypeError, ValueError):
+            raise IbverifyError(f"{label}: learning_rate must be a number (ibverify sets η_t from it)") from None
+    args = ",".join(f"{k}={_fmt(v)}" for k, v in sorted(kwargs.items()))
+    name = f"optax:{_label(fn)}" + (f"({args})" if args else "")
+    source = source or name
+    own = "" if (getattr(fn, "__module__", "") or "").startswith("optax") else _code_hash(fn)  # a user's function
+    sha = sha or hashlib.sha256(repr((optax.__version__, _label(fn), own, sorted(kwargs.items()),
+                                      sorted(knobs.items()))).encode()).hexdigest()
+
+    def make():
+        return _injected(fn, kwargs, label)
+
+    def vector(spec, xp):
+        return optax_step(xp, make, spec.lr, spec.lr_decay, name)
+
+    return _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, OptaxChains(source, sha, vector, (fn, kwargs,
+                                                                                                           knobs)),
+                make)
+
+
+def _injected(fn: Any, kwargs: Mapping[str, Any], label: str):
+    """fn(learning_rate, **kwargs) under optax.inject_hyperparams (learning_rate: a hyperparameter set per step)."""
+    optax = _optax()
+    try:
+        return optax.inject_hyperparams(functools.partial(fn, **kwargs) if kwargs else fn)(learning_rate=1.0)
+    except (TypeError, ValueError) as e:
+        raise IbverifyError(f"{label}: {_label(fn)} refused its arguments: {' '.join(str(e).split())}") from None
+
+
+def _injected_row(tx: Any, what: str) -> OptimizerInfo:
+    """A transformation of optax.inject_hyperparams: run as it is, its learning_rate set to η_t each step (this
+    process only: it cannot be pickled to a worker)."""
+    import numpy as np
+
+    try:
+        hp = getattr(tx.init(np.zeros(2)), "hyperparams", None)
+    except Exception as e:   # noqa: BLE001  (the user's code: one line)
+        raise IbverifyError(f"{what}: the optax transformation's init raised {type(e).__name__}: "
+                            f"{' '.join(str(e).split())}") from None
+    if not isinstance(hp, Mapping) or LR not in hp:
+        raise IbverifyError(f"{what}: this optax transformation has no learning_rate hyperparameter, so ibverify "
+                            f"cannot set η_t: give the factory (optax.adam, functools.partial(optax.adam, eps=0.0)) or "
+                            f"optax.inject_hyperparams(f)(learning_rate=..., ...)")
+    knobs = {"lr": float(np.asarray(hp[LR]))}
+    name = f"optax:transformation@{id(tx):x}"
+    sha = hashlib.sha256(f"{name}:{id(tx)}".encode()).hexdigest()
+
+    def vector(spec, xp):
+        return optax_step(xp, lambda: tx, spec.lr, spec.lr_decay, name)
+
+    chains = OptaxChains(name, sha, vector, None)
+    return _row(name, "an optax.inject_hyperparams transformation", vector, knobs, chains, lambda: tx)
+
+
+def _row(name, update, vector, knobs, chains, make) -> OptimizerInfo:
+    def block(spec):
+        from .logframe import Unscale
+
+        return [Unscale(), optax_block(make, spec.lr, spec.lr_decay, name)]
+
+    chains.block = block
+    return OptimizerInfo(name, "user", f"{update} run unchanged in float64, its learning_rate set to η_t each step "
+                         f"(the optax update is the whole step)", "adaptive", ("vector", "block"),
+                         types.MappingProxyType({"vector": ("reference",), "block": ("reference",)}),
+                         types.MappingProxyType(knobs), "any", user=chains, vector=vector, block=block,
+                         owns_schedule=True)
+
+
+def _row_from_file(body: str, name: str, what: str) -> OptimizerInfo:
+    """`optax:path.py[:function]`: the function is a factory (it takes learning_rate), or, called with no arguments,
+    returns a factory or an inject_hyperparams transformation."""
+    path, func = optfile.split(body)
+    p = Path(path).expanduser()
+    try:
+        src = p.read_bytes()
+    except OSError as e:
+        raise IbverifyError(f"{what} {name}: cannot read {path} ({e.strerror or e})") from None
+    sha = hashlib.sha256(src).hexdigest()
+    source = f"{PREFIX}{p.resolve()}:{func}"
+    fn = _file_function(str(p.resolve()), func, sha, src, name, what)
+    if not _takes_lr(fn):
+        try:
+            fn = fn()
+        except Exception as e:   # noqa: BLE001  (the user's code: one line)
+            raise IbverifyError(f"{what} {name}: {func}() raised {type(e).__name__}: "
+                                f"{' '.join(str(e).split())}") from None
+    if _is_transformation(fn):
+        row = _injected_row(fn, f"{what} {name}")
+        vector, tx = row.vector, fn
+        return _row(source, row.update.split(" run unchanged")[0], vector, row.defaults,
+                    OptaxChains(source, sha, vector, None, file=True), lambda: tx)
+    if not (callable(fn) and _takes_lr(fn)):
+        raise IbverifyError(f"{what} {name}: {func} must take learning_rate (an optax factory) or return an optax "
+                            f"factory or an optax.inject_hyperparams transformation, got {type(fn).__name__}")
+    row = factory_row(fn, {}, source, what, sha=sha)
+    return _row(source, f"{func} of {p.name}", row.vector, row.defaults,
+                OptaxChains(source, sha, row.vector, None, file=True), lambda: _injected(fn, {}, name))
+
+
+@functools.lru_cache(maxsize=16)
+def _file_function(path: str, func: str, sha: str, src: bytes, name: str, what: str):
+    _optax()
+    mod = types.ModuleType(f"ibverify_optax_{sha[:16]}")
+    mod.__file__ = path
+    try:
+        exec(compile(src, path, "exec"), mod.__dict__)
+    except (Exception, SystemExit) as e:
+        raise IbverifyError(f"{what} {name}: running the file raised {type(e).__name__}: "
+                            f"{' '.join(str(e).split())}") from None
+    fn = getattr(mod, func, None)
+    if not callable(fn):
+        raise IbverifyError(f"{what} {name}: {Path(path).name} defines no function {func!r}")
+    return fn
+
+
+class OptaxChains(UserChains):
+    """An optax optimizer's row's origin: pickled by its function and keyword arguments, or by its file (reloaded,
+    refused if changed); an inject_hyperparams object made in this process is not picklable."""
+
+    def __init__(self, source, sha256, vector, made, file: bool = False):
+        super().__init__(source, sha256, vector, None)
+        self._made, self._file = made, file
+
+    def row_reduce(self):
+        if self._file:
+            return (_reloaded, (self.source, self.sha256))
+        if self._made is None:
+            raise IbverifyError(f"the optimizer {self.source} was made in this process and cannot be sent to another "
+                                f"one; give its factory (optax.adam, functools.partial(...)) or a file")
+        fn, kwargs, knobs = self._made
+        return (_rebuilt, (fn, {**kwargs, **({LR: knobs["lr"]} if "lr" in knobs else {})}, self.source))
+
+
+def _rebuilt(fn, kwargs, source):
+    return factory_row(fn, kwargs, source)
+
+
+def _reloaded(source: str, sha256: str) -> OptimizerInfo:
+    row = row_from_name(source, "optimizer file")
+    if row.user.sha256 != sha256:
+        raise IbverifyError(f"optimizer file {source} changed since this run was made")
+    return row
+
+
+class _State:
+    """The optax state's leaves, the jitted step on them and the step count t."""
+
+    def __init__(self, leaves, step):
+        self.leaves, self.step, self.t = leaves, step, 0
+
+
+def optax_step(xp, make, lr: float, lr_decay: float, name: str):
+    """The vector transform: u (the batch gradient) → the optax update (the whole step, added to the iterate). The
+    state travels as its flat leaves (one jitted call a step: a pytree's dispatch costs twice as much)."""
+    from . import transforms as T
+
+    if xp.name != "float64":
+        raise IbverifyError(f"{name}: an optax optimizer runs in float64 only (no {xp.name} oracle)")
+    import numpy as np
+
+    _optax()
+    import jax
+
+    eta0, a = float(lr), float(lr_decay)
+
+    def init(params):
+        tx = make()
+        try:
+            state = tx.init(np.asarray(params, dtype=np.float64))
+        except Exception as e:   # noqa: BLE001  (the user's code: one line)
+            raise IbverifyError(f"{name}: its init raised {type(e).__name__}: {' '.join(str(e).split())}") from None
+        if LR not in getattr(state, "hyperparams", {}):
+            raise IbverifyError(f"{name}: no learning_rate hyperparameter to set η_t")
+        leaves, tree = jax.tree_util.tree_flatten(state)
+
+        def step(leaves, g, w, eta):
+            st = jax.tree_util.tree_unflatten(tree, leaves)
+            st = st._replace(hyperparams={**st.hyperparams, LR: eta})
+            u, st = tx.update(g, st, w)
+            return jax.tree_util.tree_leaves(st), u
+
+        return _State(leaves, jax.jit(step))
+
+    def update(u, st, params=None, **extra):
+        st.t += 1
+        w = np.zeros_like(u) if params is None else np.asarray(params, dtype=np.float64)
+        st.leaves, step = st.step(st.leaves, np.asarray(u, dtype=np.float64), w, eta0 * float(st.t) ** (-a))
+        step = np.asarray(step)
+        if step.dtype != np.float64:
+            raise IbverifyError(f"{name}: its update is {step.dtype}, not float64")
+        return step, st
+
+    return T.Transform(init, update)
+
+
+def optax_block(make, lr: float, lr_decay: float, name: str):
+    """The block transform after `logframe.Unscale` (the plain gradient e^S ĝ of every block, exact while e^S is a
+    float64 number; its underflow is counted by Unscale): the optax update of the blocks (a dict pytree), jitted,
+    learning_rate = η_t. The block chain's Schedule (make_optimizer) makes u = η_t d and the loop θ ← θ − u, so the
+    update s is returned as d = −s/η_t."""
+    import numpy as np
+
+    from .logframe import Transform
+
+    _optax()
+    import jax
+
+    eta0, a = float(lr), float(lr_decay)
+
+    class OptaxStep(Transform):
+        def init(self, params):
+            tx = make()
+            blocks = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
+            try:
+                state = tx.init(blocks)
+            except Exception as e:   # noqa: BLE001  (the user's code: one line)
+                raise IbverifyError(f"{name}: its init raised {type(e).__name__}: "
+                                    f"{' '.join(str(e).split())}") from None
+            leaves, tree = jax.tree_util.tree_flatten(state)
+
+            def step(leaves, g, w, eta):
+                st = jax.tree_util.tree_unflatten(tree, leaves)
+                st = st._replace(hyperparams={**st.hyperparams, LR: eta})
+                u, st = tx.update(g, st, w)
+                return jax.tree_util.tree_leaves(st), u
+
+            return _State(leaves, jax.jit(step))
+
+        def update(self, x, st, params=None, **extra):
+            st.t += 1
+            eta = eta0 * float(st.t) ** (-a)
+            g = {k: np.asarray(v, dtype=np.float64) for k, v in x.items()}
+            w = g if params is None else {k: np.asarray(params[k], dtype=np.float64) for k in g}
+            st.leaves, u = st.step(st.leaves, g, w, eta)
+            return {k: -(np.asarray(v) / eta) for k, v in u.items()}, st
+
+    return OptaxStep()
+
+
+__all__ = ["PREFIX", "factory_row", "is_name", "optax_step", "row_from_name", "row_from_object"]

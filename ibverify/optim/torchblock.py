@@ -1,0 +1,104 @@
+"""A PyTorch optimizer on the block models (matrix, two-layer): the block chain added to a `torch:` row of
+`torchadapt` by `with_blocks` (called by `adapters.to_spec`, the one entry of every command and of the Python API).
+
+The chain is `logframe.Unscale` (the plain gradient e^S ĝ of every block, exact while e^S is a float64 number; its
+underflow is counted by Unscale as `gradient_underflow`) and `torch_block`: one float64 torch parameter per block,
+set to θ's block, its grad to the block's gradient, the group lr to η_t = lr · t^(−lr_decay), then torch's own step.
+The block chain's Schedule (appended by `optimizers.make_optimizer`) makes u = η_t d and the loop θ ← θ − u, so the
+step s is returned as d = −s/η_t. Kept apart from `torchadapt` (which `OptimizerSpec` imports, so every claim's
+check hash covers it): no claim runs a torch optimizer.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import replace
+from typing import Any, Mapping
+
+from .. import IbverifyError
+from .table import OptimizerInfo
+from .torchadapt import TorchChains, _torch, row
+
+
+def with_blocks(r: OptimizerInfo) -> OptimizerInfo:
+    """The torch row `r` (torchadapt.row) that also runs the block models."""
+    if "block" in r.models or not isinstance(r.user, TorchChains):
+        return r
+    cls, kwargs, knobs = r.user._made
+    name = r.name
+
+    def block(spec):
+        from .logframe import Unscale
+
+        return [Unscale(), torch_block(cls, kwargs, spec.lr, spec.lr_decay, name)]
+
+    chains = _BlockChains(r.user.source, r.user.sha256, r.vector, (cls, kwargs, knobs), block)
+    return replace(r, models=("vector", "block"),
+                   implementations=types.MappingProxyType({"vector": ("reference",), "block": ("reference",)}),
+                   user=chains, block=block)
+
+
+class _BlockChains(TorchChains):
+    def __init__(self, source, sha256, vector, made, block):
+        super().__init__(source, sha256, vector, made)
+        self.block = block
+
+    def row_reduce(self):
+        cls, kwargs, knobs = self._made
+        return (_rebuilt, (cls, {**kwargs, **knobs}, self.source))
+
+
+def _rebuilt(cls, kwargs, source):
+    return with_blocks(row(cls, kwargs, source))
+
+
+class _Blocks:
+    """The torch parameters (one per block, float64), the torch optimizer and the step count t."""
+
+    def __init__(self, ps, opt):
+        self.ps, self.opt, self.t = ps, opt, 0
+
+
+def torch_block(cls: type, kwargs: Mapping[str, Any], lr: float, lr_decay: float, name: str):
+    """The block transform after `logframe.Unscale` (the plain gradient e^S ĝ of every block, exact while e^S is a
+    float64 number; its underflow is counted by Unscale): one torch parameter per block set to θ's block, its grad to
+    the block's gradient, the group lr to η_t, then torch's step. The block chain's Schedule (appended by
+    `optimizers.make_optimizer`) makes u = η_t d and the loop θ ← θ − u, so the step s is returned as d = −s/η_t."""
+    import numpy as np
+
+    from .logframe import Transform
+
+    torch = _torch()
+    eta0, a = float(lr), float(lr_decay)
+
+    class TorchStep(Transform):
+        def init(self, params):
+            ps = {k: torch.tensor(np.asarray(v, dtype=np.float64), dtype=torch.float64, requires_grad=True)
+                  for k, v in params.items()}
+            try:
+                opt = cls(list(ps.values()), lr=eta0, **kwargs)
+            except (TypeError, ValueError) as e:
+                raise IbverifyError(f"{name}: torch.optim.{cls.__name__} refused its arguments: "
+                                    f"{' '.join(str(e).split())}") from None
+            return _Blocks(ps, opt)
+
+        def update(self, x, st, params=None, **extra):
+            st.t += 1
+            eta = eta0 * float(st.t) ** (-a)
+            with torch.no_grad():
+                before = {}
+                for k, p in st.ps.items():
+                    if params is not None:
+                        p.copy_(torch.from_numpy(np.asarray(params[k], dtype=np.float64)))
+                    before[k] = p.detach().clone()
+                    p.grad = torch.from_numpy(np.array(x[k], dtype=np.float64))
+                for g in st.opt.param_groups:
+                    g["lr"] = eta
+            st.opt.step()
+            with torch.no_grad():
+                return {k: -((p - before[k]).numpy() / eta) for k, p in st.ps.items()}, st
+
+    return TorchStep()
+
+
+__all__ = ["torch_block", "with_blocks"]
