@@ -107,3 +107,38 @@ def test_non_separable_data_inside_the_constraint_give_the_unconstrained_optimum
     b, c = box_logistic(Zn, 50.0), ball_logistic(Zn, 50.0)
     np.testing.assert_allclose(b.w, c.w, atol=1e-6)
     np.testing.assert_allclose(logistic(b.w, Zn)[1], 0, atol=1e-8)
+
+
+def test_box_restarts_where_lbfgsb_stopped_short_and_certifies(monkeypatch):
+    """L-BFGS-B can stop short of stationarity (seen on a Dask worker at the full tier: stationarity_free 1.8e-3):
+    box_logistic restarts it where it stopped and polishes by projected Newton until the certificate passes; with a
+    single run that stopped short, the certificate refuses (never a wrong optimum)."""
+    import scipy.optimize
+
+    from ibverify import IbverifyError
+    from ibverify.oracles import constrained as C
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((10, 12))
+    Z = X * np.sign(X @ rng.standard_normal(12))[:, None]
+    real, calls = scipy.optimize.minimize, []
+
+    def short_first(*a, **k):   # the first run stops after 3 iterations, as a line search giving up would
+        calls.append(1)
+        if len(calls) == 1:
+            k = {**k, "options": {**k["options"], "maxiter": 3}}
+        return real(*a, **k)
+
+    monkeypatch.setattr(scipy.optimize, "minimize", short_first)
+    good = real and C.box_logistic(Z, 1.5)             # polish alone (Newton) finishes the short run
+    assert max(good.certificate.values()) <= C.CERT_RTOL
+    snap_only = lambda Z, w, R: np.where(np.abs(w) >= R * (1 - C.ACTIVE), np.sign(w) * R, w)  # noqa: E731
+    monkeypatch.setattr(C, "_box_polish", snap_only)
+    calls.clear()
+    b = C.box_logistic(Z, 1.5)                          # restart alone (no Newton) finishes it too
+    assert len(calls) >= 2 and max(b.certificate.values()) <= C.CERT_RTOL
+    assert np.allclose(b.w, good.w, atol=1e-7)
+    calls.clear()
+    monkeypatch.setattr(C, "RESTARTS", 1)               # neither: the certificate refuses
+    with pytest.raises(IbverifyError, match="certificate failed"):
+        C.box_logistic(Z, 1.5)
