@@ -5,7 +5,8 @@
 
 Both are convex; on separable data the unconstrained infimum 0 is not attained, so the constraint is active. BOX is
 solved by L-BFGS-B (scipy, bounds; restarted where it stops short) and polished by projected Newton on its free
-coordinates, BALL by SLSQP (scipy) and, when active, polished on the sphere by Newton's method on the Lagrange system. Every solution is checked against its own certificate before use; each residual is relative to
+coordinates, BALL by SLSQP (scipy) and, when active, polished on the sphere by Newton's method on the Lagrange system.
+Every solution is checked against its own certificate before use; each residual is relative to
 s = ‖∇L(0)‖_∞ (gradients) or R (feasibility), so one tolerance serves data of any scale:
     box   primal_infeasibility  max(0, max_i |w_i| − R)/R
           stationarity_free     max |g_i| / s over the free coordinates (|w_i| < R(1 − ACTIVE))
