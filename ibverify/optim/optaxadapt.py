@@ -298,6 +298,30 @@ class _State:
         self.leaves, self.step, self.t = leaves, step, 0
 
 
+def _started(make, params, name: str) -> _State:
+    """A fresh optax transformation's state on `params` (an array or a dict of blocks) as its flat leaves, with the
+    jitted step (leaves, g, w, η) → (leaves, update) that sets learning_rate = η; the user's init failing is one
+    line."""
+    import jax
+
+    tx = make()
+    try:
+        state = tx.init(params)
+    except Exception as e:   # noqa: BLE001  (the user's code: one line)
+        raise IbverifyError(f"{name}: its init raised {type(e).__name__}: {' '.join(str(e).split())}") from None
+    if LR not in getattr(state, "hyperparams", {}):
+        raise IbverifyError(f"{name}: no learning_rate hyperparameter to set η_t")
+    leaves, tree = jax.tree_util.tree_flatten(state)
+
+    def step(leaves, g, w, eta):
+        st = jax.tree_util.tree_unflatten(tree, leaves)
+        st = st._replace(hyperparams={**st.hyperparams, LR: eta})
+        u, st = tx.update(g, st, w)
+        return jax.tree_util.tree_leaves(st), u
+
+    return _State(leaves, jax.jit(step))
+
+
 def optax_step(xp, make, lr: float, lr_decay: float, name: str):
     """The vector transform: u (the batch gradient) → the optax update (the whole step, added to the iterate). The
     state travels as its flat leaves (one jitted call a step: a pytree's dispatch costs twice as much)."""
@@ -308,27 +332,10 @@ def optax_step(xp, make, lr: float, lr_decay: float, name: str):
     import numpy as np
 
     _optax()
-    import jax
-
     eta0, a = float(lr), float(lr_decay)
 
     def init(params):
-        tx = make()
-        try:
-            state = tx.init(np.asarray(params, dtype=np.float64))
-        except Exception as e:   # noqa: BLE001  (the user's code: one line)
-            raise IbverifyError(f"{name}: its init raised {type(e).__name__}: {' '.join(str(e).split())}") from None
-        if LR not in getattr(state, "hyperparams", {}):
-            raise IbverifyError(f"{name}: no learning_rate hyperparameter to set η_t")
-        leaves, tree = jax.tree_util.tree_flatten(state)
-
-        def step(leaves, g, w, eta):
-            st = jax.tree_util.tree_unflatten(tree, leaves)
-            st = st._replace(hyperparams={**st.hyperparams, LR: eta})
-            u, st = tx.update(g, st, w)
-            return jax.tree_util.tree_leaves(st), u
-
-        return _State(leaves, jax.jit(step))
+        return _started(make, np.asarray(params, dtype=np.float64), name)
 
     def update(u, st, params=None, **extra):
         st.t += 1
@@ -352,28 +359,11 @@ def optax_block(make, lr: float, lr_decay: float, name: str):
     from .logframe import Transform
 
     _optax()
-    import jax
-
     eta0, a = float(lr), float(lr_decay)
 
     class OptaxStep(Transform):
         def init(self, params):
-            tx = make()
-            blocks = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
-            try:
-                state = tx.init(blocks)
-            except Exception as e:   # noqa: BLE001  (the user's code: one line)
-                raise IbverifyError(f"{name}: its init raised {type(e).__name__}: "
-                                    f"{' '.join(str(e).split())}") from None
-            leaves, tree = jax.tree_util.tree_flatten(state)
-
-            def step(leaves, g, w, eta):
-                st = jax.tree_util.tree_unflatten(tree, leaves)
-                st = st._replace(hyperparams={**st.hyperparams, LR: eta})
-                u, st = tx.update(g, st, w)
-                return jax.tree_util.tree_leaves(st), u
-
-            return _State(leaves, jax.jit(step))
+            return _started(make, {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, name)
 
         def update(self, x, st, params=None, **extra):
             st.t += 1
