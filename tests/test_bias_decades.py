@@ -215,3 +215,24 @@ def test_a_torch_optimizer_stops_where_its_float64_loss_underflows(tmp_path, mon
     assert u["min_margin"] > 745 and u["judged_at"] < u["step"] <= 1000
     assert {d["horizon"] for ev in m["evidence"].values() for d in ev["datasets"]} == {u["judged_at"]}
     assert "torch:Rprop" in notes[0] and "underflows" in notes[0]
+
+
+def test_the_report_page_shows_decades_switches_and_underflow(tmp_path):
+    from ibverify.report.bias import render_bias_report
+
+    linf, l2 = crossing_curves(3000.0)
+    m = entry({"linf": {"a": linf}, "l2": {"a": l2}})
+    m.update({"supported": [], "contradicted": [], "inconclusive": ["linf", "l2"], "datasets": 1, "cpu_seconds": 0.0,
+              "underflow": [{"dataset": "a", "step": 3162, "judged_at": 1778, "min_margin": 802.0}]})
+    for g in ("linf", "l2"):
+        m["evidence"][g].update({"line": "x", "tally": "1 inconclusive"})
+        m["evidence"][g]["datasets"][0].update({"decision": "inconclusive", "reason": "r", "margin_gap": 0.1,
+                                                "slope": -0.1, "horizon": 100000})
+    ans = with_decades({"optimizer": "o", "knobs": {}, "tier": "smoke", "seed": 0, "models": [m]}, {})
+    prov = {"command": "c", "ibverify": "0", "commit": None, "created": "now", "tier": "smoke", "seed": 0,
+            "datasets": 1, "data": None, "ran_on": "here", "versions": {}}
+    html = render_bias_report([ans], tmp_path / "r", prov).read_text()
+    assert [r["geometry"] for r in ans["models"][0]["by_decade"]] == ["linf", "l2", "l2"]
+    assert 'data-from="100" data-geometry="linf"' in html and 'data-from="1000" data-geometry="l2"' in html
+    assert "switch <code>linf</code> → <code>l2</code>: at step ≈ 3000" in html
+    assert "float64 underflow: <code>a</code> by step 3162" in html and "judged at T = 1778" in html
