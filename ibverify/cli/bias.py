@@ -114,6 +114,23 @@ def _load(path: str, intercept: bool = False):
     return bias_data(load_dataset(path, require_separable=False, intercept=intercept))
 
 
+def decade_lines(model: dict) -> list[str]:
+    """A model's decades and switches (runner.decades.by_decade) as text lines ([] when none was read)."""
+    rows = model.get("by_decade") or []
+    if not rows:
+        return []
+    def ten(n: int) -> str:
+        return f"1e{len(str(n)) - 1}"
+
+    out = ["    by decade: " + ", ".join(f"{ten(r['from'])}–{ten(r['to'])} {r['geometry'] or 'none'}" for r in rows)]
+    for s in model.get("switches", []):
+        n = len(s["steps"])
+        at = (f"at step ≈ {s['step']:.3g} (median over {n} dataset{'s' if n != 1 else ''})" if s["step"] is not None
+              else "(no dataset's curves cross)")
+        out.append(f"    switch: {s['from_geometry']} → {s['to_geometry']} {at}")
+    return out
+
+
 def text(out: dict) -> str:
     """The human answer: per model, the supported / contradicted / inconclusive geometries with one line each."""
     knobs = ", ".join(f"{k} = {v}" for k, v in out["knobs"].items()) or "the table's defaults"
@@ -132,6 +149,11 @@ def text(out: dict) -> str:
                 lines.append(f"    {word:<12} {g:<8} {e['line']} ({e['tally']})")
         for a in m.get("set_aside", []):
             lines.append(f"    set aside: {a['dataset']} ({a['reason']})")
+        lines.extend(decade_lines(m))
+        for u in m.get("underflow", []):
+            lines.append(f"    float64 underflow: {u['dataset']} by step {u['step']} (every margin ≥ "
+                         f"{u['min_margin']:.4g}), " + (f"judged at T = {u['judged_at']}" if u["judged_at"] is not None
+                                                         else "set aside"))
     for model, why in out.get("skipped", {}).items():
         lines.append(f"  {model}: not run ({why})")
     return "\n".join(lines)
@@ -167,6 +189,7 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
     from ..checks.bias import plan
     from ..progress import Progress
     from ..runner.bias import conventions, identify_all  # start-up time: numpy, numba, cvxpy
+    from ..runner.underflow import describe as describe_underflow
 
     if intercept and data_file is None:
         raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
@@ -189,6 +212,10 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
     finally:
         bar.close()
     seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
+    for a in found:   # a float64 run that underflowed: said on stderr (and in the answer's "underflow")
+        for m in a["models"]:
+            for u in m.get("underflow", []):
+                note(describe_underflow(a["optimizer"], m["model"], u))
     return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
              **({"conventions": notes} if notes else {}), "seconds": seconds, "cpu_seconds": cpu}
             for a, (_, notes) in zip(found, chosen, strict=True)]

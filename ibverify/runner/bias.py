@@ -24,7 +24,9 @@ from ..checks import bias
 from ..claims import file_sha256
 from ..recipes import RunStore
 from .claim import provenance as code_provenance, versions
+from .decades import by_decade
 from .distributed import RETRIES, client_for, describe, quiet_warnings
+from .underflow import judge_capped
 
 
 class SharedDraws:
@@ -54,11 +56,12 @@ class SharedDraws:
 
 
 def bias_task(model: str, pr, spec, tier: str) -> bias.Judgement:
-    """One (optimizer, model, dataset) in a Dask worker: checks.bias.judge_problem, with its CPU seconds. The
-    problem travels as recipes (its data rebuilt from them); its runs are made in a run store of the task's own."""
+    """One (optimizer, model, dataset) in a Dask worker: checks.bias.judge_problem (as judged in this process:
+    underflow.judge_capped), with its CPU seconds. The problem travels as recipes (its data rebuilt from them); its
+    runs are made in a run store of the task's own."""
     quiet_warnings()
     c0 = time.process_time()
-    done = bias.judge_problem(model, pr, spec, tier, store=RunStore())
+    done = judge_capped(model, pr, spec, tier, store=RunStore())
     done.cpu_elsewhere = time.process_time() - c0
     return done
 
@@ -122,13 +125,21 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
             shared[model] = SharedDraws(bias.problem_source(model, seed, data, data_name, say, store))
         return shared[model]
 
+    underflows: list[dict] = [{} for _ in specs]   # per spec: (model, dataset) → where its float64 run underflowed
+
     def answer(i, spec, judge=None) -> dict:
         named = say if len(specs) == 1 else (lambda msg: say(f"{spec.name}: {msg}"))
         if judge is None:
             def judge(m, pr, sp):
-                return bias.judge_problem(m, pr, adj[i](m, pr, sp, store), tier, progress, store=store)
-        return bias.identify(spec, seed=seed, say=named, progress=progress if judge is None else None,
-                             problems=problems, judge=judge, **kw)
+                return judge_capped(m, pr, adj[i](m, pr, sp, store), tier, progress, store=store)
+
+        def recorded(m, pr, sp):
+            done = judge(m, pr, sp)
+            if getattr(done, "underflow", None):
+                underflows[i][m, pr.tag] = done.underflow
+            return done
+        return with_decades(bias.identify(spec, seed=seed, say=named, progress=None, problems=problems,
+                                          judge=recorded, **kw), underflows[i])
 
     if client is None and scheduler is None and workers <= 1:
         return answered([answer(i, spec) for i, spec in enumerate(specs)])
@@ -145,6 +156,18 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                              for i, spec in enumerate(specs)])
         finally:
             tasks.cancel()
+
+
+def with_decades(answer: dict, underflows: dict) -> dict:
+    """The answer with, in each judged model's entry, its decades and switches (runner.decades.by_decade) and the
+    datasets whose float64 run underflowed (`underflow`, runner.underflow; absent when none did)."""
+    for m in answer["models"]:
+        found = [u for (model, _), u in underflows.items() if model == m["model"]]
+        if found:
+            m["underflow"] = found
+        if "not_judged" not in m:
+            m["by_decade"], m["switches"] = by_decade(m)
+    return answer
 
 
 def conventions(spec, knobs: dict) -> tuple[Callable | None, list[str]]:
