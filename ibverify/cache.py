@@ -82,11 +82,18 @@ def _feed(h, obj: Any) -> None:
         h.update(f"repr:{type(obj).__qualname__}:{obj!r};".encode())
 
 
+class ContentMemo:
+    """Base of a memo whose every entry is the value of a pure function of its content key (the run store): adding
+    an entry changes no value a check can see, so `state_fingerprint` counts the memo by its type only. Hashing
+    its contents would also make storing depend on what the process ran before (a memo an earlier claim filled
+    keeps an evaluation state-free; a fresh one does not)."""
+
+
 def state_fingerprint(fn: Callable, *args: Any) -> str | None:
     """A hash of everything a check's `evaluate` closure can change that the check sees afterwards:
     the contents of its closure cells and defaults (deeply: containers, arrays, dataclasses, objects'
     attributes, nested functions' closures) and `args`. A CheckContext counts by its claim, tier,
-    params and seed only (its callbacks are not evidence). Taken before and after an evaluation: equal
+    params and seed only (its callbacks are not evidence); a ContentMemo by its type only. Taken before and after an evaluation: equal
     means the evaluation's only effect is its return value, so a stored value can stand in for it.
     None when the state cannot be taken (then nothing is reused)."""
     h = hashlib.sha256()
@@ -102,6 +109,9 @@ def state_fingerprint(fn: Callable, *args: Any) -> str | None:
 def _feed_state(h, obj: Any, seen: set[int]) -> None:
     if isinstance(obj, types.ModuleType):
         h.update(f"module:{obj.__name__};".encode())
+        return
+    if isinstance(obj, ContentMemo):
+        h.update(f"memo:{type(obj).__qualname__};".encode())
         return
     if isinstance(obj, (types.FunctionType, CheckContext)) or not _plain(obj):
         if id(obj) in seen:

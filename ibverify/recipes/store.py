@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cache import fingerprint, shared_value
+from ..cache import ContentMemo, fingerprint, shared_value
 import numpy as np
 
 from ..data import Dataset
@@ -24,7 +24,7 @@ from ..engine import Run, run as engine_run
 from .recipe import DataRecipe, Recipe
 
 
-class RunStore:
+class RunStore(ContentMemo):
     """The runs of one verification (the runner makes one per process; a check gets it as `ctx.store`)."""
 
     _process: "RunStore | None" = None

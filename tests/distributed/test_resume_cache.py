@@ -16,6 +16,7 @@ from ibverify import profiles
 from ibverify.cache import RunCache, fingerprint
 from ibverify.checks import prop
 from ibverify.claims import load_registry
+from ibverify.recipes.store import RunStore
 from ibverify.runner.claim import run_claim
 from ibverify.runner.verify import verify
 from _isolation import CLAIMS
@@ -59,10 +60,11 @@ def test_property_claim_resumes_after_interrupt_at_a_chosen_example(cid, small, 
             raise Interrupt
 
     monkeypatch.setattr(prop, "after_example", interrupt)
+    monkeypatch.setattr(RunStore, "_process", None)  # a fresh process: the reference's runs are not in memory
     with pytest.raises(Interrupt):
         run_claim(claim, "full", cache=tmp_path)
     [folder] = (tmp_path / cid).iterdir()
-    assert RunCache(folder).stored_examples() == stop_at + 1
+    assert RunCache(folder).stored_examples() == stop_at + 1  # runs added to the store are not a side effect
     assert not (folder / "row.json").exists()  # the claim did not finish
 
     calls = []
@@ -117,6 +119,27 @@ def test_other_checks_resume_at_claim_granularity(tmp_path):
     again = []
     verify(claims, "full", cache=tmp_path, on_start=lambda c: again.append(c.id))
     assert again == []  # everything finished: nothing re-runs
+
+
+def test_a_run_store_filling_up_is_not_a_side_effect_but_a_list_of_evidence_is():
+    """state_fingerprint counts a content memo (the run store) by its type: a run added to it changes nothing a
+    check sees. Evidence appended to a list of the check's closure does count."""
+    from ibverify.cache import state_fingerprint
+
+    store, evidence = RunStore(), []
+
+    def evaluate(x):
+        store.get("value", x, lambda: 2 * x)
+        return len(evidence)
+
+    def collect(x):
+        evidence.append(x)
+
+    before = state_fingerprint(evaluate, 1)
+    assert store.get("value", 1, lambda: 2) == 2 and state_fingerprint(evaluate, 1) == before
+    before = state_fingerprint(collect, 1)
+    collect(1)
+    assert state_fingerprint(collect, 1) != before
 
 
 def test_error_rows_are_not_cached(tmp_path):
