@@ -93,9 +93,9 @@ def state_fingerprint(fn: Callable, *args: Any) -> str | None:
     """A hash of everything a check's `evaluate` closure can change that the check sees afterwards:
     the contents of its closure cells and defaults (deeply: containers, arrays, dataclasses, objects'
     attributes, nested functions' closures) and `args`. A CheckContext counts by its claim, tier,
-    params and seed only (its callbacks are not evidence); a ContentMemo by its type only. Taken before and after an evaluation: equal
-    means the evaluation's only effect is its return value, so a stored value can stand in for it.
-    None when the state cannot be taken (then nothing is reused)."""
+    params and seed only (its callbacks are not evidence); a ContentMemo by its type only. Taken before
+    and after an evaluation: equal means the evaluation's only effect is its return value, so a stored
+    value can stand in for it. None when the state cannot be taken (then nothing is reused)."""
     h = hashlib.sha256()
     try:
         _feed_state(h, fn, set())
