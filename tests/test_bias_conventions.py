@@ -113,3 +113,42 @@ def test_batch_size_on_the_matrix_model_is_cyclic_mini_batches(capsys):
 def test_no_note_where_the_linear_model_does_not_run(capsys):
     obj, err = _bias(capsys, "--optimizer", "adam", "--model", "matrix")
     assert "note:" not in err and "conventions" not in obj
+
+
+def test_shipped_plain_sgd_scales_its_constant_step_by_its_momentum():
+    """torch.optim.SGD and optax.sgd: s = (1 − μ)/(1 − dampening), so that η = s/β acts as GD's 1/β; anything that
+    is not plain SGD (weight decay, another optimizer) gets no scale."""
+    torch = pytest.importorskip("torch")
+    from ibverify.optim import torchadapt
+
+    scale = torchadapt.heavy_ball_scale
+    assert scale(torch.optim.SGD, {}) == 1.0
+    assert scale(torch.optim.SGD, {"momentum": 0.9}) == pytest.approx(0.1, rel=1e-15)
+    assert scale(torch.optim.SGD, {"momentum": 0.9, "dampening": 0.5}) == pytest.approx(0.2, rel=1e-15)
+    assert scale(torch.optim.SGD, {"momentum": 0.9, "weight_decay": 1e-4}) is None
+    assert scale(torch.optim.SGD, {"maximize": True}) is None
+    assert scale(torch.optim.Adam, {}) is None
+
+
+def test_optax_sgd_scale():
+    optax = pytest.importorskip("optax")
+    from ibverify.optim import optaxadapt
+
+    assert optaxadapt.heavy_ball_scale(optax.sgd, {}) == 1.0
+    assert optaxadapt.heavy_ball_scale(optax.sgd, {"momentum": 0.9}) == pytest.approx(0.1, rel=1e-15)
+    assert optaxadapt.heavy_ball_scale(optax.adam, {}) is None
+
+
+def test_shipped_sgd_gets_the_constant_step_unless_a_learning_rate_is_given():
+    pytest.importorskip("torch")
+    sgd = OptimizerSpec.from_params({"optimizer": "torch:SGD:momentum=0.9"})
+    adjust, notes = conventions(sgd, {})
+    assert len(notes) == 1 and "0.1/β" in notes[0]
+    store = RunStore()
+    pr = bias.generated("linear", 0, 1, store=store)[0]
+    Z = store.data(pr.data).Z
+    sp = adjust("linear", pr, sgd, store)
+    assert sp.lr_decay == 0.0 and sp.lr == pytest.approx(0.1 * 4 * len(Z) / np.linalg.norm(Z, 2) ** 2, rel=1e-12)
+    assert conventions(sgd, {"lr": 0.1}) == (None, [])
+    assert conventions(OptimizerSpec.from_params({"optimizer": "torch:SGD:momentum=0.9,lr=0.2"}), {}) == (None, [])
+    assert conventions(OptimizerSpec.from_params({"optimizer": "torch:Adagrad"}), {}) == (None, [])

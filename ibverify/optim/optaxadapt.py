@@ -162,9 +162,18 @@ def factory_row(fn: Any, kwargs: Mapping[str, Any], source: str | None = None, w
     def vector(spec, xp):
         return optax_step(xp, make, spec.lr, spec.lr_decay, name)
 
-    return _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, OptaxChains(source, sha, vector, (fn, kwargs,
-                                                                                                           knobs)),
-                make)
+    chains = OptaxChains(source, sha, vector, (fn, kwargs, knobs))
+    chains.gd_step_scale = heavy_ball_scale(fn, kwargs)
+    return _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, chains, make)
+
+
+def heavy_ball_scale(fn: Any, kwargs: Mapping[str, Any]) -> float | None:
+    """1 − μ for optax.sgd (its trace t = g + μ t makes the step lr/(1 − μ) times the gradient once settled): the
+    factor that makes learning_rate = scale/β act as GD's 1/β. None for any other factory."""
+    if fn is not _optax().sgd:
+        return None
+    mu = float(kwargs.get("momentum") or 0.0)
+    return 1 - mu if 0 <= mu < 1 else None
 
 
 def _injected(fn: Any, kwargs: Mapping[str, Any], label: str):

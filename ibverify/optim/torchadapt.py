@@ -119,11 +119,23 @@ def row(cls: type, kwargs: Mapping[str, Any], source: str | None = None, what: s
     def vector(spec, xp):
         return torch_step(xp, cls, kwargs, spec.lr, spec.lr_decay, name)
 
+    chains = TorchChains(source, sha, vector, (cls, kwargs, knobs))
+    chains.gd_step_scale = heavy_ball_scale(cls, kwargs)
     return OptimizerInfo(name, "user", f"torch.optim.{cls.__name__}({args}) run unchanged in float64, its group lr "
                          f"set to η_t each step (the torch step is the whole update)", "adaptive", ("vector",),
                          types.MappingProxyType({"vector": ("reference",)}), types.MappingProxyType(knobs), "any",
-                         user=TorchChains(source, sha, vector, (cls, kwargs, knobs)), vector=vector,
-                         owns_schedule=True)
+                         user=chains, vector=vector, owns_schedule=True)
+
+
+def heavy_ball_scale(cls: type, kwargs: Mapping[str, Any]) -> float | None:
+    """(1 − μ)/(1 − dampening) for torch.optim.SGD without weight decay or maximize (its step is lr·(1 − d)/(1 − μ)
+    times the gradient once the momentum buffer has settled): the factor that makes lr = scale/β act as GD's 1/β.
+    None for any other optimizer, and for dampening 1 (no step at all)."""
+    torch = _torch()
+    if cls is not torch.optim.SGD or kwargs.get("weight_decay", 0) or kwargs.get("maximize", False):
+        return None
+    mu, d = float(kwargs.get("momentum", 0) or 0), float(kwargs.get("dampening", 0) or 0)
+    return None if not (0 <= mu < 1 and d < 1) else (1 - mu) / (1 - d)
 
 
 class TorchChains(UserChains):

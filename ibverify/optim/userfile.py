@@ -62,7 +62,11 @@ class UserOptimizer:
 
 
 class UserChains:
-    """The chain factories of a loaded file, with where they come from (`source` = absolute path:function)."""
+    """The chain factories of a loaded file, with where they come from (`source` = absolute path:function).
+    `gd_step_scale`: for a shipped plain SGD (heavy ball, no weight decay), the factor s that makes its constant step
+    lr = s/β as large in effect as plain GD's 1/β (s = (1 − μ)/(1 − dampening)); None for any other optimizer."""
+
+    gd_step_scale: float | None = None
 
     def __init__(self, source: str, sha256: str, vector, block):
         self.source, self.sha256, self.vector, self.block = source, sha256, vector, block

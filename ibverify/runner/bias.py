@@ -177,20 +177,22 @@ def conventions(spec, knobs: dict) -> tuple[Callable | None, list[str]]:
           default there is paper 1's per-sample Adam, which is inc-adam, or --batch-size 1);
       gd (logistic loss, without --lr and --lr-decay): the constant step its theorem needs (Soudry et al. 2018: η <
           2/β), η = 1/β with β = λ_max(ZᵀZ)/(4n) the smoothness of the dataset's mean logistic loss, lr_decay 0
-          (the default decaying step leaves every geometry inconclusive at 10⁷ steps)."""
+          (the default decaying step leaves every geometry inconclusive at 10⁷ steps); a shipped plain SGD
+          (torch:SGD, optax:sgd, with or without momentum μ, no weight decay, no lr in its name) the same in effect:
+          η = s/β, s = (1 − μ)/(1 − dampening) (`UserChains.gd_step_scale`), as GD with momentum's theorems assume."""
     from dataclasses import replace
 
-    if spec.user is not None:
-        return None, []
-    full_batch = spec.is_adam and spec.row.batch == "any" and (spec.row.default("batch_size") or 0) == 1 \
-        and "batch_size" not in knobs
-    constant = spec.name == "gd" and spec.loss == "logistic" and not {"lr", "lr_decay"} & set(knobs)
+    scale = 1.0 if spec.user is None and spec.name == "gd" else _shipped_sgd_scale(spec)
+    constant = scale is not None and spec.loss == "logistic" and not {"lr", "lr_decay"} & set(knobs)
+    full_batch = spec.user is None and spec.is_adam and spec.row.batch == "any" \
+        and (spec.row.default("batch_size") or 0) == 1 and "batch_size" not in knobs
     notes = []
     if full_batch:
         notes.append(f"{spec.name}: full-batch Adam on the linear model (as PyTorch's and optax's Adam); per-sample "
                      f"Adam is inc-adam, or --batch-size 1")
     if constant:
-        notes.append(f"{spec.name}: constant step η = 1/β < 2/β (β = λ_max(ZᵀZ)/(4n), the smoothness of each "
+        step = "1/β" if scale == 1.0 else f"{scale:.6g}/β (its effective step (1 − dampening)·η/(1 − μ) = 1/β)"
+        notes.append(f"{spec.name}: constant step η = {step} < 2/β (β = λ_max(ZᵀZ)/(4n), the smoothness of each "
                      f"dataset's logistic loss; lr_decay 0), the schedule of Soudry et al.'s theorem; give --lr or "
                      f"--lr-decay for another")
     if not notes:
@@ -206,10 +208,17 @@ def conventions(spec, knobs: dict) -> tuple[Callable | None, list[str]]:
 
             Z = store.data(pr.data).Z
             beta = float(np.linalg.eigvalsh(Z.T @ Z)[-1]) / (4 * len(Z))
-            sp = replace(sp, lr=1.0 / beta, lr_decay=0.0)
+            sp = replace(sp, lr=scale / beta, lr_decay=0.0)
         return sp
 
     return adjust, notes
+
+
+def _shipped_sgd_scale(spec) -> float | None:
+    """gd_step_scale of a shipped plain SGD whose name sets no learning rate; None for anything else."""
+    chains = getattr(spec.user, "user", None) if spec.user is not None else None
+    scale = getattr(chains, "gd_step_scale", None)
+    return None if scale is None or "lr" in spec.row.defaults else float(scale)
 
 
 def answered(answers: list[dict]) -> list[dict]:
