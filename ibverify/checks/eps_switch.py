@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import log_expit, logsumexp
+from scipy.special import log_expit
 
 from .. import IbverifyError
 from ..claims import CheckContext
@@ -154,7 +154,8 @@ def adam_eps_switch(ctx: CheckContext) -> Outcome:
     eps_fit = sorted((float(c["eps"]) for c in p["cases"]), reverse=True)
     eps_pred, count = float(p["eps"]), int(p.get("checkpoints", 2000))
     if eps_pred >= eps_fit[-1]:
-        raise IbverifyError(f"the predicted ε = {eps_pred:g} must lie beyond the fitted ones (smallest {eps_fit[-1]:g})")
+        raise IbverifyError(f"the predicted ε = {eps_pred:g} must lie below the fitted ones (smallest "
+                            f"{eps_fit[-1]:g})")
     tol = {k: ctx.tol(k) for k in ("slope_tol", "resid_max", "offset_max")}
     store = store_of(ctx)
     words, rows, series, examples = [], [], [], []
