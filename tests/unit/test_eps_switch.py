@@ -75,14 +75,17 @@ def test_every_half_supports_a_series_on_the_law():
     assert math.isclose(figs["slope_fit"], 2000.0, rel_tol=1e-12) and figs["predict_error"] < 1e-12
 
 
-def test_slope_alone_decides():
-    """Slope 1.2× the law's with a large intercept: linear and the 1e-8 prediction still pass, the slope does not."""
-    t = 2400.0 * L + 3e5
-    t8 = 2400.0 * L8 + 3e5
+@pytest.mark.parametrize("factor", [1.2, 0.8])
+def test_slope_alone_decides(factor):
+    """Slope 1.2× or 0.8× the law's with a large intercept: linear and the 1e-8 prediction still pass, the slope does
+    not; the prediction is the law's slope from the intercept fitted with that slope held fixed."""
+    t = 2000.0 * factor * L + 3e5
+    t8 = 2000.0 * factor * L8 + 3e5
     dec, parts, figs = _judge(list(t), t8)
     assert parts["slope"].word == CONTRADICTED and parts["linear"].word == SUPPORTED
     assert parts["predict"].word == SUPPORTED and dec.word == CONTRADICTED
     assert math.isclose(figs["slope_error"], 0.2, rel_tol=1e-9)
+    assert math.isclose(figs["t_pred_law"], np.mean(t - 2000.0 * L) + 2000.0 * L8, rel_tol=1e-12)
 
 
 def test_linearity_alone_decides():
