@@ -137,11 +137,18 @@ def test_optax_sgd_scale():
     assert optaxadapt.heavy_ball_scale(optax.sgd, {}) == 1.0
     assert optaxadapt.heavy_ball_scale(optax.sgd, {"momentum": 0.9}) == pytest.approx(0.1, rel=1e-15)
     assert optaxadapt.heavy_ball_scale(optax.adam, {}) is None
+    from ibverify.optim.adapters import to_spec
+    from ibverify.runner.bias import conventions
+
+    adjust, notes = conventions(to_spec("optax:sgd:momentum=0.5", {}, what="--optimizer", probe=False), {})
+    assert len(notes) == 1 and "0.5/β" in notes[0]
 
 
 def test_shipped_sgd_gets_the_constant_step_unless_a_learning_rate_is_given():
     pytest.importorskip("torch")
-    sgd = OptimizerSpec.from_params({"optimizer": "torch:SGD:momentum=0.9"})
+    from ibverify.optim.adapters import to_spec
+
+    sgd = to_spec("torch:SGD:momentum=0.9", {}, what="--optimizer", probe=False)   # as the command builds it
     adjust, notes = conventions(sgd, {})
     assert len(notes) == 1 and "0.1/β" in notes[0]
     store = RunStore()

@@ -163,7 +163,6 @@ def factory_row(fn: Any, kwargs: Mapping[str, Any], source: str | None = None, w
         return optax_step(xp, make, spec.lr, spec.lr_decay, name)
 
     chains = OptaxChains(source, sha, vector, (fn, kwargs, knobs))
-    chains.gd_step_scale = heavy_ball_scale(fn, kwargs)
     return _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, chains, make)
 
 
@@ -278,6 +277,10 @@ class OptaxChains(UserChains):
     def __init__(self, source, sha256, vector, made, file: bool = False):
         super().__init__(source, sha256, vector, None)
         self._made, self._file = made, file
+
+    @property
+    def gd_step_scale(self) -> float | None:
+        return None if self._made is None else heavy_ball_scale(*self._made[:2])
 
     def row_reduce(self):
         if self._file:

@@ -33,6 +33,7 @@ def with_blocks(r: OptimizerInfo) -> OptimizerInfo:
         return [Unscale(), torch_block(cls, kwargs, spec.lr, spec.lr_decay, name)]
 
     chains = _BlockChains(r.user.source, r.user.sha256, r.vector, (cls, kwargs, knobs), block)
+    chains.gd_step_scale = r.user.gd_step_scale   # bias's constant-step choice for a plain SGD (runner.bias)
     return replace(r, models=("vector", "block"),
                    implementations=types.MappingProxyType({"vector": ("reference",), "block": ("reference",)}),
                    user=chains, block=block)

@@ -191,7 +191,7 @@ def conventions(spec, knobs: dict) -> tuple[Callable | None, list[str]]:
         notes.append(f"{spec.name}: full-batch Adam on the linear model (as PyTorch's and optax's Adam); per-sample "
                      f"Adam is inc-adam, or --batch-size 1")
     if constant:
-        step = "1/β" if scale == 1.0 else f"{scale:.6g}/β (its effective step (1 − dampening)·η/(1 − μ) = 1/β)"
+        step = "1/β" if scale == 1.0 else f"{scale:.6g}/β, so that its effective step (1 − dampening)·η/(1 − μ) is 1/β"
         notes.append(f"{spec.name}: constant step η = {step} < 2/β (β = λ_max(ZᵀZ)/(4n), the smoothness of each "
                      f"dataset's logistic loss; lr_decay 0), the schedule of Soudry et al.'s theorem; give --lr or "
                      f"--lr-decay for another")
