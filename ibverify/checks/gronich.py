@@ -1,9 +1,10 @@
-"""Checks for paper 2 (Gronich & Vardi): homogeneity, dual norms, the run cache, and the findings (own-norm
-ordering, Newton–Schulz Muon, ReLU, momentum tracking outside LR-MSD).
+"""Checks for paper 2 (Gronich & Vardi): homogeneity, dual norms (each with its control's wrong input), the run
+cache, and the findings (Newton–Schulz Muon, momentum tracking outside LR-MSD).
 
-The KKT-direction claims live in gronich_nets (cross-geometry rule on generated network runs, gronich_score),
-gronich_linear (degree-1 cases against certified optima) and gronich_dynamics (directional convergence, soft
-margin, approximate steepest descent with R_max, momentum tracking).
+The own-norm ordering (and its ReLU finding) lives in gronich_ordering; the KKT-direction claims in gronich_nets
+(cross-geometry rule on generated network runs, gronich_score), gronich_linear (degree-1 cases against certified
+optima) and gronich_dynamics (directional convergence, soft margin, approximate steepest descent with R_max,
+momentum tracking).
 
 All runs are full batch, float64, log frame (ibverify.optim.logframe). Runs are cached per process by their
 configuration, so claims that look at the same runs (approx-steepest, momentum-tracks-gradient,
@@ -25,7 +26,6 @@ from ..jsonio import plain
 from ..oracles import kkt
 from ..recipes import store_of
 from ..recipes.settings import network as network_recipe
-from ..optim import info
 from ..optim.logframe import ScheduleWarning, check_schedule
 from .. import geometry as geo
 from ..blocks import inner
@@ -73,9 +73,52 @@ def _seeds(ctx: CheckContext) -> list[int]:
 
 # ------------------------------------------------------------------------------------------- gronich.homogeneity
 
+# the control's output bias b, relative to max |f(x; θ)|: small enough to leave every output unchanged to 6 digits,
+# ~1e3 × the claim's rtol (1e-10) in every identity it breaks
+OUTPUT_BIAS = 1e-7
+
+
+class OutputBias:
+    """A drawn model with a trained scalar output bias b, f(x; θ) + b, with b appended to the output layer's block
+    (the last block of degree 1: w, W, W_K or a), claimed of the model's degrees (the control
+    gronich.control.homogeneity-output-bias): the nearest non-homogeneous model, as every network with biases. f is
+    still linear in the output block with b, but for L > 1 f(αθ) = α^L (f − b) + αb ≠ α^L f, ⟨∇f, θ⟩ = L f − (L − 1) b
+    and the other blocks give L_k (f − b) ≠ L_k f; a linear model with b is homogeneous (an intercept)."""
+
+    def __init__(self, model):
+        self.model, self.L, self.degrees = model, model.L, model.degrees
+        self.out = [k for k, d in model.degrees.items() if d == 1.0][-1]
+
+    def split(self, theta):
+        v = theta[self.out]
+        return {**theta, self.out: v[:-1].reshape(self.shape)}, v[-1]
+
+    def join(self, theta, b):
+        self.shape = theta[self.out].shape
+        return {**theta, self.out: np.append(theta[self.out].ravel(), b)}
+
+    def outputs(self, theta, X):
+        th, b = self.split(theta)
+        return self.model.outputs(th, X) + b
+
+    def jac(self, theta, X):
+        J = self.model.jac(self.split(theta)[0], X)
+        n = X.shape[0]
+        return {**J, self.out: np.hstack([J[self.out].reshape(n, -1), np.ones((n, 1))])}
+
+    def vjp(self, theta, X, c):
+        v = self.model.vjp(self.split(theta)[0], X, c)
+        return {**v, self.out: np.append(v[self.out].ravel(), np.sum(c))}
+
+    def describe(self):
+        return {**self.model.describe(), "output_bias": self.out}
+
+
 def homogeneity(ctx: CheckContext) -> Outcome:
-    """f(x; αθ) = α^L f(x; θ), Euler ⟨∇f, θ⟩ = L f and blockwise ⟨∇_k f, θ_k⟩ = L_k f, on hypothesis models."""
+    """f(x; αθ) = α^L f(x; θ), Euler ⟨∇f, θ⟩ = L f and blockwise ⟨∇_k f, θ_k⟩ = L_k f, on hypothesis models
+    (`model = "output-bias"`: each with a trained output bias b = OUTPUT_BIAS · max |f|, the control's models)."""
     rtol = ctx.tol("rtol")
+    biased = ctx.params.get("model") == "output-bias"
     worst = {"scaling": 0.0, "euler": 0.0, "block_euler": 0.0, "jac_vs_vjp": 0.0}
     count = [0]
     errs: list[float] = []
@@ -87,6 +130,10 @@ def homogeneity(ctx: CheckContext) -> Outcome:
     @given(model_and_point(), st.floats(0.1, 10.0))
     def prop(mp, alpha):
         model, theta, X = mp
+        if biased:
+            b = OUTPUT_BIAS * float(np.max(np.abs(model.outputs(theta, X))))
+            model = OutputBias(model)
+            theta = model.join(theta, b)
         count[0] += 1
         f = model.outputs(theta, X)
         fa = model.outputs({k: alpha * v for k, v in theta.items()}, X)
@@ -115,7 +162,8 @@ def homogeneity(ctx: CheckContext) -> Outcome:
                    series=[_error_series(errs, "max relative error (scaling, Euler, blocks, vjp)")],
                    details="models: linear, matrix-linear, deep-linear (K=2..4), two-layer ReLU^q "
                            "(q ∈ {1, 1.5, 2, 3}); α ∈ [0.1, 10]; "
-                           "also checks the batched vjp against per-sample gradients",
+                           + (f"each with a trained output bias b = {OUTPUT_BIAS:g}·max |f|; " if biased else "")
+                           + "also checks the batched vjp against per-sample gradients",
                    counterexample=cex)
 
 
@@ -123,13 +171,17 @@ def homogeneity(ctx: CheckContext) -> Outcome:
 
 def dual_norms(ctx: CheckContext) -> Outcome:
     """⟨LMO(g), g⟩ = −‖g‖_*, ‖LMO(g)‖ = 1, the dual-norm formula equals a cvxpy sup over the unit ball, and the
-    Muon-Adam step equals η_A·(−LMO) of the hybrid norm with c = η_A/η_M."""
+    Muon-Adam step equals η_A·(−LMO) of the hybrid norm with c = η_A/η_M. `judge`: only this geometry; `rival`: the
+    LMO and dual-norm formulas of this geometry offered as the judged one's (a control: a consistent pair of the wrong
+    norm, which only ‖LMO‖ = 1 and the solver's sup can refute)."""
     rtol, rtol_solver = ctx.tol("rtol"), ctx.tol("rtol_solver")
-    names = ["l2", "linf", "spectral", "msp", "hybrid"]
+    names = [ctx.params["judge"]] if ctx.params.get("judge") else ["l2", "linf", "spectral", "msp", "hybrid"]
+    rival = ctx.params.get("rival")
     worst = {"lmo_identity": 0.0, "lmo_unit": 0.0, "dual_formula_vs_solver": 0.0, "hybrid_step": 0.0}
     count = [0]
     errs: list[float] = []
     n_solver = int(ctx.params.get("solver_examples", 5))
+    solved: set = set()
 
     @settings(max_examples=int(ctx.params.get("examples", 30)), deadline=None, database=None)
     @given(st.sampled_from(names), block_params(), st.floats(0.1, 10.0))
@@ -141,19 +193,23 @@ def dual_norms(ctx: CheckContext) -> Outcome:
         G = geo.get(name, c)
         if name == "hybrid" and not (any(v.ndim == 2 for v in g.values()) and any(v.ndim == 1 for v in g.values())):
             g = {**g, "W_extra": np.arange(6.0).reshape(2, 3) - 2.5, "u_extra": np.array([1.0, -2.0, 0.0])}
-        ds = G.dual_norm(g)
-        u = G.lmo(g)
+        pair = geo.get(rival, c) if rival else G
+        ds = pair.dual_norm(g)
+        u = pair.lmo(g)
         e1 = abs(inner(u, g) + ds) / max(ds, 1e-300)
         e2 = abs(G.norm(u) - 1.0) if ds > 0 else 0.0
         worst["lmo_identity"] = max(worst["lmo_identity"], e1)
         worst["lmo_unit"] = max(worst["lmo_unit"], e2)
-        if count[0] <= n_solver and ds > 0:
+        bad = [(what, e) for what, e in (("LMO identity", e1), ("‖LMO‖ = 1", e2)) if not e <= rtol]
+        key = (name, c, tuple((k, v.tobytes()) for k, v in g.items()))
+        if key in solved or (count[0] <= n_solver and ds > 0):   # a replayed example is solved again (not flaky)
+            solved.add(key)
             V = {k: cp.Variable(v.shape) for k, v in g.items()}
             prob = cp.Problem(cp.Maximize(sum(cp.sum(cp.multiply(V[k], g[k])) for k in g)), [G.cvx_norm(V) <= 1])
             prob.solve(solver=cp.CLARABEL)
             e3 = abs(prob.value - ds) / ds
             worst["dual_formula_vs_solver"] = max(worst["dual_formula_vs_solver"], e3)
-            assert e3 <= rtol_solver, (name, "dual formula vs solver", e3)
+            bad += [("dual formula vs solver", e3)] if not e3 <= rtol_solver else []
         if name == "hybrid":
             eta_m, eta_a = 0.1, 0.1 * c
             H = geo.Hybrid(eta_a / eta_m)
@@ -162,9 +218,9 @@ def dual_norms(ctx: CheckContext) -> Outcome:
             lm = H.lmo(g)
             e4 = max(float(np.max(np.abs(step[k] + eta_a * lm[k]))) for k in g) / max(eta_a, eta_m)
             worst["hybrid_step"] = max(worst["hybrid_step"], e4)
-            assert e4 <= rtol, (name, "hybrid step", e4)
+            bad += [("hybrid step", e4)] if not e4 <= rtol else []
         errs.append(max(e1, e2))
-        assert e1 <= rtol and e2 <= rtol, (name, e1, e2)
+        assert not bad, (name, bad)   # one assertion: hypothesis reports one failure, not a group
 
     cex = None
     try:
@@ -176,8 +232,9 @@ def dual_norms(ctx: CheckContext) -> Outcome:
                                              f"{_fmt(worst['dual_formula_vs_solver'])}",
                    figures={f"max_err_{k}": v for k, v in worst.items()}, examples=count[0],
                    series=[_error_series(errs, "|⟨LMO(g), g⟩ + ‖g‖_*| / ‖g‖_*, |‖LMO(g)‖ − 1|")],
-                   details="geometries l2, linf, spectral, msp, hybrid (c ∈ [0.1, 10]) on hypothesis blocks, "
-                           "including rank-deficient matrices and zero coordinates",
+                   details=f"geometries {', '.join(names)} (hybrid: c ∈ [0.1, 10]) on hypothesis blocks, "
+                           "including rank-deficient matrices and zero coordinates"
+                           + (f"; the LMO and dual norm of {rival} offered as {names[0]}'s" if rival else ""),
                    counterexample=cex)
 
 
@@ -234,69 +291,10 @@ def momentum_tracks(ctx: CheckContext) -> Outcome:
                    counterexample={"failures": why} if why else None)
 
 
-def _ordering_table(ctx: CheckContext, datasets_: list[dict], optimizers: list[str]) -> tuple[list[dict], dict]:
-    """Per dataset, seed and norm: the winner and whether every own-norm optimizer beats every other one."""
-    table, figs = [], {}
-    for dcfg in datasets_:
-        for seed in _seeds(ctx):
-            marg = {}
-            for name in optimizers:
-                cfg = {**{k: v for k, v in ctx.params.items() if k not in ("datasets", "optimizers", "seeds", "cases")},
-                       **dcfg, "optimizer": name}
-                cfg.pop("lr_overrides", None)
-                cfg["lr"] = ctx.params.get("lr_overrides", {}).get(name, info(name).default("lr"))
-                r, model, data, opt = get_run(ctx, cfg, seed)
-                if r.q_min[-1] <= 0:
-                    marg[name] = {g: float("nan") for g in ("l2", "linf", "msp")}
-                else:
-                    marg[name] = {g: v for g, v in analysis.margins(model, r.theta, data.X, data.y).items()
-                                  if g in ("l2", "linf", "msp")}
-                for g, v in marg[name].items():
-                    figs[f"margin_{g}[{dcfg['dataset']}/{name}/s{seed}]"] = v
-            for g in ("l2", "linf", "msp"):
-                own = [o for o in optimizers if info(o).geometry == g]
-                other = [o for o in optimizers if info(o).geometry != g]
-                if not own or not other:
-                    continue
-                winner = max(optimizers, key=lambda o: marg[o][g] if math.isfinite(marg[o][g]) else -np.inf)
-                ok = all(marg[a][g] > marg[b][g] for a in own for b in other)
-                table.append({"data": dcfg["dataset"], "seed": seed, "norm": g, "winner": winner, "ordering_holds": ok,
-                              **{o: round(marg[o][g], 6) for o in optimizers}})
-    return table, figs
-
-
 def _error_series(errs: list[float], label: str) -> Series:
     """Per-example errors (floored at 1e-18 for the log axis)."""
     return Series("error per generated example", list(range(1, len(errs) + 1)), [max(e, 1e-18) for e in errs],
                   xlabel="example", ylabel=label, log_x=False, log_y=True, group="errors")
-
-
-def _ordering_series(table: list[dict], optimizers: list[str]) -> list[Series]:
-    """One plot per (dataset, norm): each optimizer's normalized margin against the seed."""
-    out = []
-    for key in dict.fromkeys((r["data"], r["norm"]) for r in table):
-        rows = [r for r in table if (r["data"], r["norm"]) == key]
-        for o in optimizers:
-            out.append(Series(o, [r["seed"] for r in rows], [r[o] for r in rows], xlabel="seed",
-                              ylabel=f"normalized {key[1]} margin", log_x=False, log_y=True,
-                              group=f"{key[0]}: {key[1]} margin"))
-    return out
-
-
-def own_norm_wins(ctx: CheckContext) -> Outcome:
-    """Each optimizer reaches the largest normalized margin in its own norm among those compared (Fig. 1)."""
-    optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
-    dsets = ctx.params.get("datasets", [{"dataset": "teacher"}])
-    table, figs = _ordering_table(ctx, dsets, optimizers)
-    held = sum(r["ordering_holds"] for r in table)
-    fails = [f"{r['data']}/s{r['seed']}/{r['norm']}: winner {r['winner']}" for r in table if not r["ordering_holds"]]
-    holds = None if ctx.status == "beyond" else (held == len(table))
-    return Outcome(holds=holds, figure=f"ordering holds in {held}/{len(table)} (dataset, seed, norm) cells",
-                   figures={**figs, "cells_holding": held, "cells": len(table)},
-                   series=_ordering_series(table, optimizers),
-                   table=plain(table), examples=len(table),
-                   details=("failing cells: " + "; ".join(fails)) if fails else "ordering holds in every cell",
-                   counterexample={"failures": fails} if fails and holds is not None else None)
 
 
 # ------------------------------------------------------------------------------------------- beyond
@@ -329,16 +327,3 @@ def newton_schulz(ctx: CheckContext) -> Outcome:
                    figures=figs, series=series, table=plain(table), examples=len(table),
                    details="NS5 in float64 (not bf16), no Nesterov and no shape factor, "
                            "so only the orthogonalization differs")
-
-
-def relu(ctx: CheckContext) -> Outcome:
-    """Finding: non-smooth ReLU (q = 1): the own-norm ordering and the KKT-residual trend, reported."""
-    optimizers = ctx.params.get("optimizers", ["momentum-gd", "signum", "adam", "muon"])
-    dsets = ctx.params.get("datasets", [{"dataset": "teacher"}])
-    table, figs = _ordering_table(ctx, dsets, optimizers)
-    held = sum(r["ordering_holds"] for r in table)
-    return Outcome(holds=None, figure=f"ReLU: ordering holds in {held}/{len(table)} cells",
-                   figures={**figs, "cells_holding": held, "cells": len(table)},
-                   series=_ordering_series(table, optimizers),
-                   table=plain(table), examples=len(table),
-                   details="q = 1 gradients use σ'(0) := 0 (a Clarke element); outside (M1), so no pass/fail")
