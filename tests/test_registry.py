@@ -64,6 +64,16 @@ def test_every_paper_claim_has_a_registered_control():
             assert ctl in CLAIMS and CLAIMS[ctl].status == "control", (c.id, ctl)
 
 
+def test_every_claim_that_must_hold_has_a_control():
+    """The house rule: a check is worth the wrong answer it rejects, so every claim expected to hold names at least
+    one control (a wrong optimizer, geometry or data through the same check) that is expected refuted."""
+    bare = [c.id for c in CLAIMS.values() if c.expect == "holds" and not c.controls]
+    assert not bare, f"claims expected to hold without a control: {bare}"
+    for c in CLAIMS.values():
+        if c.expect == "holds":
+            assert any(CLAIMS[k].expect == "refuted" for k in c.controls), c.id
+
+
 @pytest.mark.parametrize("cid", sorted(CLAIMS))
 def test_claim_record(cid):
     c = CLAIMS[cid]
