@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from . import IbverifyError, claim_schema, optfile
-from .codehash import definition_dump, module_code_hash
+from .codehash import NOT_DECIDING, definition_dump, module_code_hash
 from .evidence import Outcome
 
 STATUSES = claim_schema.STATUSES   # the keys of a claim file, their types and meanings: ibverify.claim_schema
@@ -92,7 +92,8 @@ class Claim:
         mod = sys.modules[self.check.partition(":")[0]]
         try:
             own = definition_dump(fn)
-            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None))
+            skip = () if self.names_foreign_optimizer() else NOT_DECIDING
+            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None), skip)
         except (OSError, SyntaxError, ValueError) as e:
             raise IbverifyError(f"claim {self.id}: cannot hash the code of check '{self.check}': {e}") from None
         data = repr((self.params, self.tolerances, self.tiers, self.status))
@@ -113,6 +114,22 @@ class Claim:
                 if isinstance(t, dict) and t.get("data_file"):
                     named.append(str(t["data_file"]))
         return {f: file_sha256(f) for f in dict.fromkeys(named)}
+
+    def names_foreign_optimizer(self) -> bool:
+        """Whether any string of the claim's params or tiers names an optimizer that is not a row of the table: a
+        user's file (`path.py[:function]`), `torch:…` or `optax:…` (then the adapter modules count in its check
+        hash: codehash.NOT_DECIDING)."""
+        def strings(v):
+            if isinstance(v, str):
+                yield v
+            elif isinstance(v, dict):
+                for x in v.values():
+                    yield from strings(x)
+            elif isinstance(v, (list, tuple)):
+                for x in v:
+                    yield from strings(x)
+        return any(s.strip().startswith(("torch:", "optax:")) or optfile.split(s)
+                   for s in strings([self.params, self.tiers]))
 
     def optimizer_files(self) -> dict[str, str]:
         """{file: sha256} of the user's optimizer files the claim names (`optimizer = "my_opt.py:make"`, resolved

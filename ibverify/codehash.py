@@ -19,6 +19,9 @@ Known blind spot: a plain `from .a import f` switched to `from .b import f`, whe
 not (an `import` anywhere in a file counts, also in a function body), with their parent packages (whose
 `__init__` runs first). Found from the source alone (ast), nothing is imported.
 
+A claim's check hash skips `NOT_DECIDING` (the adapters of a user's or a library's optimizer and the resume cache)
+unless the claim names such an optimizer: editing them leaves the full record current.
+
 For ibverify itself: `module_code_hash(name, file)` (the check's module and its upstream closure, cached
 per process) and `package_code_hash(exclude)` (every module but the excluded subpackages).
 """
@@ -171,10 +174,13 @@ def _read(name: str, path: Path, package: str) -> _Module:
     return _analyse(Path(path).read_text(encoding="utf-8"), name, Path(path).name == "__init__.py", package)
 
 
-def closure(root: Path, package: str, name: str, path: Path | None = None) -> dict[str, Path]:
+def closure(root: Path, package: str, name: str, path: Path | None = None,
+            skip: Iterable[str] = ()) -> dict[str, Path]:
     """Module name → file for `name` (at `path`, default: its file in the package) and every module of
-    `package` it imports directly or not, with the parent packages of each."""
+    `package` it imports directly or not, with the parent packages of each; the modules in `skip` are neither
+    included nor followed."""
     root = Path(root)
+    skip = frozenset(skip)
     start = Path(path) if path is not None else module_file(root, package, name)
     if start is None:
         raise FileNotFoundError(f"no source file for module {name}")
@@ -186,7 +192,7 @@ def closure(root: Path, package: str, name: str, path: Path | None = None) -> di
             parts = cand.split(".")
             for k in range(1, len(parts) + 1):  # the module and its parent packages
                 sub = ".".join(parts[:k])
-                if sub not in found:
+                if sub not in found and sub not in skip:
                     f = module_file(root, package, sub)
                     if f is not None:
                         found[sub] = f
@@ -226,11 +232,19 @@ def definition_dump(fn) -> str:
     return "\n".join(d.dump(s) for s in tree.body)
 
 
+# Modules that never decide a verdict of a claim that runs only the optimizer table's rows: they adapt a user's or a
+# library's optimizer (a file, torch:, optax:), or decide what a run reuses (the resume cache, whose own keys hold the
+# whole package's code hash). A claim that names such an optimizer counts them (Claim.check_hash).
+NOT_DECIDING = ("ibverify.cache", "ibverify.optim.optaxadapt", "ibverify.optim.torchadapt", "ibverify.optim.torchblock",
+                "ibverify.optim.userfile", "ibverify.optim.userguard", "ibverify.optim.userprobe")
+
+
 @functools.lru_cache(maxsize=None)
-def module_code_hash(name: str, path: str | None = None) -> str:
+def module_code_hash(name: str, path: str | None = None, skip: tuple[str, ...] = ()) -> str:
     """code_hash of module `name` (at `path`; default its file in ibverify) and its upstream closure inside
-    ibverify. Cached per process: a file edited while the process runs is not seen."""
-    return code_hash(closure(ROOT, PACKAGE, name, Path(path) if path else None))
+    ibverify, without the modules in `skip` (closure). Cached per process: a file edited while the process runs is
+    not seen."""
+    return code_hash(closure(ROOT, PACKAGE, name, Path(path) if path else None, skip))
 
 
 def package_modules(exclude: tuple[str, ...] = ()) -> dict[str, Path]:

@@ -125,6 +125,41 @@ def test_claim_check_hash_includes_the_code_hash(monkeypatch):
     assert claim.check_hash() != before
 
 
+def test_a_skipped_module_is_neither_counted_nor_followed(pkg):
+    """closure(skip=...): the lazily imported module and what only it imports drop out, so editing it keeps the hash."""
+    skip = ("fakepkg.lazy",)
+    assert "fakepkg.lazy" not in codehash.closure(pkg, "fakepkg", "fakepkg.checks", skip=skip)
+    assert set(codehash.closure(pkg, "fakepkg", "fakepkg.checks", skip=("fakepkg.deep",))) == {
+        "fakepkg", "fakepkg.checks", "fakepkg.engine", "fakepkg.lazy"}   # deeper: reached only through deep
+    before = codehash.code_hash(codehash.closure(pkg, "fakepkg", "fakepkg.checks", skip=skip), "fakepkg")
+    edit(pkg, "lazy.py", "x - 1", "x + 1")
+    assert codehash.code_hash(codehash.closure(pkg, "fakepkg", "fakepkg.checks", skip=skip), "fakepkg") == before
+    assert chash(pkg) != before
+
+
+def test_adapters_and_the_resume_cache_count_only_for_a_claim_naming_a_foreign_optimizer(monkeypatch):
+    """A table-only claim's hash skips codehash.NOT_DECIDING (editing torch's adapter or the resume cache leaves
+    the full record current); a claim that names torch:, optax: or a user's file counts them."""
+    seen = []
+    monkeypatch.setattr(claims_module, "module_code_hash", lambda name, path=None, skip=(): seen.append(skip) or "h")
+    assert "ibverify.optim.torchadapt" in codehash.NOT_DECIDING and "ibverify.cache" in codehash.NOT_DECIDING
+    table = _claim("ibverify.checks.per_sample:direction_converges")
+    assert not table.names_foreign_optimizer()
+    table.check_hash()
+    assert seen[-1] == codehash.NOT_DECIDING
+    for where in ({"optimizer": "torch:Adam:eps=0"}, {"runs": [{"optimizer": "optax:lion"}]}):
+        foreign = _claim("ibverify.checks.per_sample:direction_converges")
+        foreign.params.update(where)
+        assert foreign.names_foreign_optimizer()
+        foreign.check_hash()
+        assert seen[-1] == ()
+    tiered = _claim("ibverify.checks.per_sample:direction_converges")
+    tiered.tiers["fast"] = {"optimizer": "my_opt.py:make"}
+    assert tiered.names_foreign_optimizer()
+    mods = set(codehash.closure(codehash.ROOT, "ibverify", "ibverify.checks.gronich_nets", skip=codehash.NOT_DECIDING))
+    assert not mods & set(codehash.NOT_DECIDING) and "ibverify.optim.spec" in mods
+
+
 # ---------------------------------------------------------------- (b) layout does not count
 
 def test_moving_a_function_between_modules_of_the_closure_keeps_the_hash(pkg):
