@@ -236,3 +236,35 @@ def test_the_report_page_shows_decades_switches_and_underflow(tmp_path):
     assert 'data-from="100" data-geometry="linf"' in html and 'data-from="1000" data-geometry="l2"' in html
     assert "switch <code>linf</code> → <code>l2</code>: at step ≈ 3000" in html
     assert "float64 underflow: <code>a</code> by step 3162" in html and "judged at T = 1778" in html
+
+
+def freezing(after: int):
+    """GD (ibverify applies −η_t) whose update shrinks to 1e-300 of itself after `after` steps: w + u == w from then on,
+    while the gradient is not 0: a float64 run that freezes long before any underflow."""
+    def update(u, t, params=None, **e):
+        return (u if t < after else u * 1e-300), t + 1
+    return to_spec(UserOptimizer(f"freezes-at-{after}", "GD, then 1e-300·GD",
+                                 vector=lambda spec, xp: [T.Transform(lambda p: 0, update)]))
+
+
+def test_a_run_that_freezes_is_judged_where_it_froze_and_says_so(tmp_path, short_smoke):
+    notes = []
+    m = _answer(freezing(300), scaled_file(tmp_path, 0.01), notes)
+    (u,) = m["underflow"]
+    assert u["kind"] == "frozen" and u["step"] == 301 and u["min_margin"] < 745
+    assert u["judged_at"] == min(c for c in bias.recipes.checkpoints(10_000) if c >= 300)
+    assert {d["horizon"] for ev in m["evidence"].values() for d in ev["datasets"]} == {u["judged_at"]}
+    (line,) = notes
+    assert "stops moving at step 301" in line and f"judged at T = {u['judged_at']}" in line
+
+
+def test_a_run_frozen_only_in_its_last_interval_is_judged_at_its_horizon(tmp_path, short_smoke):
+    last_two = bias.recipes.checkpoints(10_000)[-2:]
+    m = _answer(freezing(int(last_two[0]) + 1), scaled_file(tmp_path, 0.01), [])
+    assert "underflow" not in m
+    assert {d["horizon"] for ev in m["evidence"].values() for d in ev["datasets"]} == {10_000}
+
+
+def test_an_underflow_is_of_kind_underflow(tmp_path, short_smoke):
+    (u,) = _answer(sign_descent(), scaled_file(tmp_path, 118.0), [])["underflow"]
+    assert u["kind"] == "underflow"

@@ -151,9 +151,10 @@ def text(out: dict) -> str:
             lines.append(f"    set aside: {a['dataset']} ({a['reason']})")
         lines.extend(decade_lines(m))
         for u in m.get("underflow", []):
-            lines.append(f"    float64 underflow: {u['dataset']} by step {u['step']} (every margin ≥ "
-                         f"{u['min_margin']:.4g}), " + (f"judged at T = {u['judged_at']}" if u["judged_at"] is not None
-                                                         else "set aside"))
+            what = ("float64 iterate frozen: {} from step {} (smallest margin {:.4g}), " if u.get("kind") == "frozen"
+                    else "float64 underflow: {} by step {} (every margin ≥ {:.4g}), ")
+            lines.append("    " + what.format(u["dataset"], u["step"], u["min_margin"])
+                         + (f"judged at T = {u['judged_at']}" if u["judged_at"] is not None else "set aside"))
     for model, why in out.get("skipped", {}).items():
         lines.append(f"  {model}: not run ({why})")
     return "\n".join(lines)

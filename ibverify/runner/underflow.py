@@ -12,6 +12,12 @@ its underflow (torch's Adam at ε = 0 divides 0 by 0 once its moments underflow 
 the failure; a failure with no underflow before it is the run's own error, raised as it was.
 Compiled (log-frame) runs never underflow and are left as they are; so are the block models (their chains keep the
 log scale of the gradient: optim.logframe.Unscale).
+
+A float64 run can also **freeze** before any underflow: every update below the resolution of w (w + u == w) while the
+gradient is not 0 (engine.vector counts those steps: `stalled_streak`, the run's last steps that left w unchanged).
+Past that step the run shows a constant iterate that is float64's, not the optimizer's, so `judge_capped` judges the
+dataset at the first checkpoint holding the frozen iterate (`frozen`), recorded with "kind": "frozen" (an underflow:
+"kind": "underflow").
 """
 
 from __future__ import annotations
@@ -79,6 +85,22 @@ def find(pr, spec, T: int, store: RunStore, progress=None) -> tuple[int | None, 
         T = int(r.checkpoints[0])
 
 
+def frozen(pr, spec, T: int, store: RunStore) -> tuple[int, int, float] | None:
+    """(first checkpoint holding the frozen iterate, first step whose update was lost, smallest margin there) where the
+    float64 reference run of `spec` (resolved) to horizon T froze before its last checkpoint; None otherwise (a run
+    that moves to its horizon, one frozen only after its last but one checkpoint, a compiled run)."""
+    r = store.run(recipes.run_recipe(pr.data, None, None, spec, T))
+    streak = int(r.diagnostics.get("stalled_streak", 0) or 0)
+    if r.engine != "reference" or streak == 0:
+        return None
+    still = int(r.checkpoints[-1]) - streak   # w at this step equals every later one
+    k = int(np.searchsorted(r.checkpoints, still))
+    if k >= len(r.checkpoints) - 1:
+        return None
+    Z = store.data(pr.data).Z
+    return int(r.checkpoints[k]), still + 1, float(np.min(Z @ r.ws[k]))
+
+
 def _horizon(done: bias.Judgement) -> int:
     return max(j.horizon for j in done.results.values())
 
@@ -96,6 +118,7 @@ def judge_capped(model: str, pr, spec, tier: str, progress=None, store: RunStore
         return done
     sp = bias.resolved_spec(spec, model, pr.n)
     first, _ = horizons or bias.HORIZONS[tier][model]
+    kind = "underflow"
     found = find(pr, sp, first, store, progress)
     if found is None:
         try:
@@ -109,14 +132,19 @@ def judge_capped(model: str, pr, spec, tier: str, progress=None, store: RunStore
             T = _horizon(done)
             found = find(pr, sp, T, store, progress) if T != first else None
             if found is None:
-                done.underflow = None
-                return done
+                found = frozen(pr, sp, T, store)
+                if found is None:
+                    done.underflow = None
+                    return done
+                kind = "frozen"
     before, at, margin = found
-    info = {"dataset": pr.tag, "step": at, "judged_at": before, "min_margin": margin}
+    info = {"dataset": pr.tag, "step": at, "judged_at": before, "min_margin": margin, "kind": kind}
     if before is None or before < MIN_HORIZON:
         info["judged_at"] = None
         why = (f"the float64 loss and its gradient are exactly 0 by step {at} (every margin ≥ {margin:.4g} > "
-               f"{MARGIN:g}): less than a decade of steps before it to judge")
+               f"{MARGIN:g}): less than a decade of steps before it to judge") if kind == "underflow" else (
+               f"the float64 iterate stops moving at step {at} (every update below its resolution): less than a "
+               f"decade of steps before it to judge")
         done = bias.Judgement(sp, {g: bias.Judged(rules.SET_ASIDE, why, math.nan, math.nan, at, "margin_gap")
                                    for g in pr.optima})
     else:
@@ -126,7 +154,13 @@ def judge_capped(model: str, pr, spec, tier: str, progress=None, store: RunStore
 
 
 def describe(name: str, model: str, u: dict) -> str:
-    """One line for stderr: where the run underflowed and where it was judged."""
+    """One line for stderr: where the run underflowed (or froze) and where it was judged."""
+    if u.get("kind") == "frozen":
+        where = (f"judged at T = {u['judged_at']}, the first checkpoint holding the frozen iterate"
+                 if u["judged_at"] is not None else "set aside")
+        return (f"{name}, {model} model, dataset {u['dataset']}: the float64 iterate stops moving at step {u['step']} "
+                f"(every update below the resolution of w, the gradient not 0; smallest margin {u['min_margin']:.4g});"
+                f" {where}")
     where = (f"judged at T = {u['judged_at']}, the checkpoint before" if u["judged_at"] is not None
              else "set aside")
     return (f"{name}, {model} model, dataset {u['dataset']}: the float64 loss underflows by step {u['step']} "
