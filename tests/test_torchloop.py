@@ -2,6 +2,8 @@
 (to rounding: the engine adds the torch step to its own float64 w), with the same checkpoints, diagnostics and error
 line; `bias` makes torch runs there (ForeignStore) and every other run as RunStore does."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,74 @@ def test_the_foreign_store_makes_torch_runs_in_the_loop_and_others_in_the_engine
     assert store.run(recipes.run_recipe(dr, None, None, sgd, 500)) is a and made == [sgd.name]   # made once
     ref = engine_run(store.data(dr).Z, sgd, 500, checkpoints=recipes.run_recipe(dr, None, None, sgd, 500).checkpoints)
     assert np.max(np.abs(a.ws - ref.ws)) <= 1e-12 * np.max(np.abs(ref.ws))
+
+
+@pytest.mark.parametrize("name, knobs", [
+    ("torch:Adam:eps=0", {"lr": 0.01, "lr_decay": 0.5}),
+    ("torch:SGD:momentum=0.9", {"lr": 0.1, "lr_decay": 0.0}),
+    ("torch:Adagrad", {"lr": 0.1, "lr_decay": 0.0}),
+    ("torch:SGD", {"lr": 0.5, "lr_decay": 0.3, "batch_size": 3, "order": "replacement"}),
+])
+def test_an_extension_continues_the_shorter_run_bit_identically(name, knobs):
+    spec = to_spec(name, knobs, probe=False)
+    Z = data()
+    short = torchloop.run(Z, spec, 1000, recipes.checkpoints(1000))   # bias's checkpoints: 4 a decade, nested
+    whole = torchloop.run(Z, spec, 10000, recipes.checkpoints(10000))
+    longer = torchloop.run(Z, spec, 10000, recipes.checkpoints(10000), extend=short)
+    assert longer.final_state["continued_from"] == 1000 and whole.final_state["continued_from"] == 0
+    assert longer.final_state["t"] == 10000 and short.final_state["t"] == 1000
+    assert np.array_equal(longer.checkpoints, whole.checkpoints)
+    assert np.array_equal(longer.ws, whole.ws)                       # the same bits as from step 0
+    assert longer.diagnostics == whole.diagnostics
+    assert np.array_equal(short.ws, torchloop.run(Z, spec, 1000, recipes.checkpoints(1000)).ws)  # untouched
+
+
+def test_an_extension_that_cannot_continue_starts_at_step_0(monkeypatch):
+    spec = to_spec("torch:SGD:momentum=0.9", {"lr": 0.1, "lr_decay": 0.0}, probe=False)
+    Z = data()
+    cps = np.asarray(recipes.checkpoints(10000))
+    short = torchloop.run(Z, spec, 1000, 7)   # its checkpoints are not those of the longer run below 1000
+    assert torchloop._continue(short, short.final_state["identity"], cps, np.empty((len(cps), 4))) is None
+    other = torchloop.run(Z * 2, spec, 1000, recipes.checkpoints(1000))   # other data
+    ok = torchloop.run(Z, spec, 1000, recipes.checkpoints(1000))
+    assert torchloop._continue(other, ok.final_state["identity"], cps, np.empty((len(cps), 4))) is None
+    assert torchloop._continue(ok, ok.final_state["identity"], cps[:3], np.empty((3, 4))) is None   # it is longer
+    got = torchloop._continue(ok, ok.final_state["identity"], cps, np.empty((len(cps), 4)))
+    assert got is not None and got["j"] == int(np.sum(cps <= 1000)) and got["t"] == 1000
+    for prev in (short, other):
+        again = torchloop.run(Z, spec, 10000, cps, extend=prev)
+        assert again.final_state["continued_from"] == 0
+        assert np.array_equal(again.ws, torchloop.run(Z, spec, 10000, cps).ws)
+
+
+def test_the_step_without_torchs_wrapper_is_the_same_bits_and_a_hook_keeps_the_wrapper():
+    spec = to_spec("torch:Adam:eps=0", {"lr": 0.01, "lr_decay": 0.5}, probe=False)
+    Z = data()
+    fast = torchloop.run(Z, spec, 1500, 9)
+    p = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([p], lr=0.1)
+    assert torchloop._step_of(opt).__name__ == "<lambda>"
+    seen = []
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+    h = register_optimizer_step_pre_hook(lambda *a: seen.append(1))
+    try:
+        assert torchloop._step_of(opt) == opt.step
+        hooked = torchloop.run(Z, spec, 1500, 9)
+    finally:
+        h.remove()
+    assert len(seen) == 1500 and np.array_equal(hooked.ws, fast.ws)
+    own = opt.register_step_post_hook(lambda *a: None)
+    assert torchloop._step_of(opt) == opt.step
+    own.remove()
+
+
+def test_a_non_finite_iterate_late_in_a_chunk_is_named_at_its_own_step():
+    spec = to_spec("torch:SGD:maximize=True", {"lr": 1e305, "lr_decay": 0.0}, probe=False)   # ascends: |w| ~ t·lr
+    with pytest.raises(IbverifyError, match="non-finite iterate by step") as e:
+        torchloop.run(data(), spec, 3000, 5)
+    with warnings.catch_warnings(), np.errstate(all="ignore"), \
+            pytest.raises(IbverifyError, match="non-finite iterate by step") as ref:
+        warnings.simplefilter("ignore")
+        engine_run(data(), spec, 3000, checkpoints=5)
+    assert failed_step(e.value) == failed_step(ref.value)
+    assert torchloop.CHUNK < failed_step(e.value) < 2 * torchloop.CHUNK   # inside the second chunk (measured: 1480)
