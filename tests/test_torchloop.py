@@ -98,12 +98,12 @@ def test_an_extension_that_cannot_continue_starts_at_step_0(monkeypatch):
     Z = data()
     cps = np.asarray(recipes.checkpoints(10000))
     short = torchloop.run(Z, spec, 1000, 7)   # its checkpoints are not those of the longer run below 1000
-    assert torchloop._continue(short, short.final_state["identity"], cps, np.empty((len(cps), 4))) is None
+    assert torchloop._continue([short], short.final_state["identity"], cps, np.empty((len(cps), 1, 4))) is None
     other = torchloop.run(Z * 2, spec, 1000, recipes.checkpoints(1000))   # other data
     ok = torchloop.run(Z, spec, 1000, recipes.checkpoints(1000))
-    assert torchloop._continue(other, ok.final_state["identity"], cps, np.empty((len(cps), 4))) is None
-    assert torchloop._continue(ok, ok.final_state["identity"], cps[:3], np.empty((3, 4))) is None   # it is longer
-    got = torchloop._continue(ok, ok.final_state["identity"], cps, np.empty((len(cps), 4)))
+    assert torchloop._continue([other], ok.final_state["identity"], cps, np.empty((len(cps), 1, 4))) is None
+    assert torchloop._continue([ok], ok.final_state["identity"], cps[:3], np.empty((3, 1, 4))) is None   # longer
+    got = torchloop._continue([ok], ok.final_state["identity"], cps, np.empty((len(cps), 1, 4)))
     assert got is not None and got["j"] == int(np.sum(cps <= 1000)) and got["t"] == 1000
     for prev in (short, other):
         again = torchloop.run(Z, spec, 10000, cps, extend=prev)

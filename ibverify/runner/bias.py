@@ -25,6 +25,7 @@ from ..claims import file_sha256
 from .claim import provenance as code_provenance, versions
 from .decades import by_decade
 from .distributed import RETRIES, client_for, describe, quiet_warnings
+from . import torchloop
 from .torchloop import ForeignStore
 from .underflow import judge_capped
 
@@ -143,7 +144,12 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                                           judge=recorded, **kw), underflows[i])
 
     if client is None and scheduler is None and workers <= 1:
-        return answered([answer(i, spec) for i, spec in enumerate(specs)])
+        out = []
+        for i, (spec, (names, _)) in enumerate(zip(specs, plans, strict=True)):
+            if "linear" in names and data is None:
+                stack_linear(store, problems("linear"), spec, adj[i], tier, datasets)
+            out.append(answer(i, spec))
+        return answered(out)
     k = 1 if data is not None else datasets
     with nullcontext(client) if client is not None else client_for(workers, scheduler) as client:
         on_cluster(describe(client))
@@ -157,6 +163,22 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                              for i, spec in enumerate(specs)])
         finally:
             tasks.cancel()
+
+
+def stack_linear(store: ForeignStore, draws: SharedDraws, spec, adjust, tier: str, k: int) -> None:
+    """Name to the store the first-horizon runs of `spec` on the linear model's first k datasets, so that a torch
+    optimizer with an elementwise update makes them (and their ×10 extensions) in one torch parameter
+    (runner.torchloop.run_many: one torch step for k datasets); any other optimizer's runs are made as before."""
+    from ..recipes import bias as recipes
+
+    if not torchloop.stackable(spec):
+        return
+    first = bias.HORIZONS[tier]["linear"][0]
+    made = []
+    for pr in draws.first(k):
+        sp = bias.resolved_spec(adjust("linear", pr, spec, store), "linear", pr.n)
+        made.append(recipes.run_recipe(pr.data, None, None, sp, first))
+    store.stack(made)
 
 
 def with_decades(answer: dict, underflows: dict) -> dict:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import time
 
+import numba as nb
 import numpy as np
 
 from .. import IbverifyError
@@ -34,6 +35,48 @@ def eligible(spec) -> bool:
     made = getattr(getattr(spec.user, "user", None), "_made", None) if spec.user is not None else None
     return (str(spec.name).startswith("torch:") and isinstance(made, tuple) and len(made) == 3
             and isinstance(made[0], type) and spec.loss in ("logistic", "exponential"))
+
+
+@nb.njit(cache=True, error_model="numpy", fastmath=False)
+def _gradient(Zp, idx, w2, scale, logistic, g2):   # pragma: no cover (compiled)
+    """g2[i] = scale[i] · Σ_j e^{l_ij} z_ij over dataset i's batch idx[i] (engine.vector's log-domain gradient, scale
+    = −1/b): l = −log(1 + e^{⟨z, w⟩}) (logistic) or −⟨z, w⟩ (exponential)."""
+    k, b = idx.shape
+    d = Zp.shape[2]
+    for i in range(k):
+        for c in range(d):
+            g2[i, c] = 0.0
+        for j in range(b):
+            r = idx[i, j]
+            q = 0.0
+            for c in range(d):
+                q += Zp[i, r, c] * w2[i, c]
+            if logistic:
+                q = max(q, 0.0) + np.log1p(np.exp(-abs(q)))   # log(1 + e^q) without overflow
+            e = np.exp(-q)
+            for c in range(d):
+                g2[i, c] += e * Zp[i, r, c]
+        for c in range(d):
+            g2[i, c] *= scale[i]
+
+
+@nb.njit(cache=True, error_model="numpy", fastmath=False)
+def _stalls(w2, before, g2, stalled, streak):   # pragma: no cover (compiled)
+    """Per dataset: a step that left w unchanged while its gradient is not 0 counts (stalled, and the streak of such
+    steps); any other step ends the streak."""
+    k, d = w2.shape
+    for i in range(k):
+        same, moving = True, False
+        for c in range(d):
+            if w2[i, c] != before[i, c]:
+                same = False
+            if g2[i, c] != 0.0:
+                moving = True
+        if same and moving:
+            stalled[i] += 1
+            streak[i] += 1
+        else:
+            streak[i] = 0
 
 
 CHUNK = 1024   # steps whose sample indices are drawn at once (optim.Sampler gives the same stream as step by step)
@@ -53,105 +96,133 @@ def _step_of(opt):
     return lambda: inner(opt)
 
 
+# torch.optim classes whose update is elementwise, with per-step scalars shared by every coordinate (lr, step count,
+# bias corrections): k datasets stacked as the rows of one (k, d) parameter are k independent runs (`run_many`).
+ELEMENTWISE = ("SGD", "Adam", "AdamW", "Adagrad", "Adamax", "NAdam", "RAdam", "RMSprop", "Rprop", "ASGD", "Adadelta")
+
+
+def stackable(spec) -> bool:
+    """An eligible spec whose torch class is one of torch.optim's ELEMENTWISE optimizers."""
+    if not eligible(spec):
+        return False
+    cls = spec.user.user._made[0]
+    return cls.__module__.startswith("torch.optim") and cls.__name__ in ELEMENTWISE
+
+
+def signature(spec) -> tuple:
+    """What runs stacked in one parameter must share: the optimizer with its knobs, schedule, loss, order and seed
+    (not the batch size: each dataset's own, a full batch being its n)."""
+    from dataclasses import replace
+
+    cls, kwargs, _ = spec.user.user._made
+    return (cls.__module__, cls.__name__, repr(sorted(kwargs.items())), repr(replace(spec, batch_size=None)))
+
+
 def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: Run | None = None) -> Run:
     """The run of torch optimizer `spec` (eligible) for `steps` steps on label-folded data Z (module docstring).
     `extend`: a shorter run of this function on the same data and spec whose records cover every checkpoint it
     passed; this run continues from its final state (the torch optimizer's state_dict, w, the sampler) instead of
     repeating its steps (the ×10 extension of an undecided dataset), bit-identically; otherwise it starts at 0."""
+    return run_many([Z], [spec], steps, checkpoints, progress, None if extend is None else [extend])[0]
+
+
+def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, extend: list | None = None) -> list:
+    """The runs of `run` on several datasets at once (one Run each, in order): k > 1 datasets of stackable specs of
+    one signature are the rows of one (k, d_max) torch parameter, zero-padded (a zero feature never moves under an
+    elementwise update; a zero sample adds nothing to the gradient, which is divided by each dataset's own batch
+    size), so one torch step makes k steps. `extend`: the runs of one earlier call on the same datasets, continued."""
     import torch
 
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    n, d = Z.shape
-    spec = spec.resolved(n)
+    k = len(Zs)
+    specs = [sp.resolved(len(Z)) for sp, Z in zip(specs, Zs, strict=True)]
+    if k > 1 and not all(stackable(sp) and signature(sp) == signature(specs[0]) for sp in specs):
+        raise IbverifyError("runs stacked in one torch parameter need one elementwise torch optimizer (ELEMENTWISE)")
+    Zs = [np.ascontiguousarray(Z, dtype=np.float64) for Z in Zs]
+    ns, ds, bs = [len(Z) for Z in Zs], [Z.shape[1] for Z in Zs], [sp.batch_size for sp in specs]
+    spec, dmax, nmax, bmax = specs[0], max(ds), max(ns), max(bs)
+    Zp = np.zeros((k, nmax + 1, dmax))   # row nmax: the zero sample that pads a smaller batch
+    for i, Z in enumerate(Zs):
+        Zp[i, :ns[i], :ds[i]] = Z
     cls, kwargs, _ = spec.user.user._made
     cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
     t0 = time.perf_counter()
-    p = torch.zeros(d, dtype=torch.float64, requires_grad=True)
+    p = torch.zeros(dmax if k == 1 else (k, dmax), dtype=torch.float64, requires_grad=True)
     w = p.detach().numpy()   # a view of p: the torch step updates it in place
+    w2 = w.reshape(k, dmax)
     try:
         opt = cls([p], lr=float(spec.lr), **kwargs)
     except (TypeError, ValueError) as e:
         raise IbverifyError(f"{spec.name}: torch.optim.{cls.__name__} refused its arguments: "
                             f"{' '.join(str(e).split())}") from None
     eta0, a = float(spec.lr), float(spec.lr_decay)
-    b = spec.batch_size
-    identity = fingerprint((Z, spec.name, repr(spec)))
-    ws = np.empty((len(cps), d))
+    identity = fingerprint(([Z for Z in Zs], [sp.name for sp in specs], [repr(sp) for sp in specs]))
+    ws = np.empty((len(cps), k, dmax))
     state = _continue(extend, identity, cps, ws)
     if state is None:
-        sampler, t, stalled, streak, j = Sampler(n, b, spec.order, spec.seed), 0, 0, 0, 0
+        samplers = [Sampler(n, b, sp.order, sp.seed) for n, b, sp in zip(ns, bs, specs, strict=True)]
+        t, stalled, streak, j = 0, np.zeros(k, np.int64), np.zeros(k, np.int64), 0
     else:
         w[:] = state["w"]
         opt.load_state_dict(copy.deepcopy(state["opt"]))
-        sampler, t = copy.deepcopy(state["sampler"]), int(state["t"])
-        stalled, streak, j = int(state["stalled"]), int(state["streak"]), int(state["j"])
-    group = opt.param_groups[0]   # after load_state_dict, which replaces the group dicts
+        samplers, t = copy.deepcopy(state["samplers"]), int(state["t"])
+        stalled, streak, j = state["stalled"].copy(), state["streak"].copy(), int(state["j"])
     start = t
-    grad = torch.zeros(d, dtype=torch.float64)
+    grad = torch.zeros_like(p, requires_grad=False)
     g = grad.numpy()          # the gradient is written here; torch reads it as p.grad
     p.grad = grad
+    g2 = g.reshape(k, dmax)
     step = _step_of(opt)
-    before, m = np.empty(d), np.empty(b)
+    before = np.empty((k, dmax))
+    scale = -1.0 / np.asarray(bs, np.float64)
     logistic = spec.loss == "logistic"
     last = int(cps[-1])
     decay = a != 0.0
+    group = opt.param_groups[0]   # after load_state_dict, which replaces the group dicts
     group["lr"] = eta0 * float(max(t, 1)) ** (-a)
     with np.errstate(over="ignore", invalid="ignore"):   # a non-finite iterate is found per chunk, then its step
         while t < last:
-            k_steps = min(CHUNK, last - t)
-            idx = sampler.next(k_steps)
+            n_steps = min(CHUNK, last - t)
+            idx = np.full((n_steps, k, bmax), nmax)
+            for i, smp in enumerate(samplers):
+                idx[:, i, :bs[i]] = smp.next(n_steps)
             snap = (t, w.copy(), copy.deepcopy(opt.state_dict()))
-            for k in range(k_steps):
+            for s_ in range(n_steps):
                 t += 1
-                zb = Z[idx[k]]
-                np.matmul(zb, w, out=m)
-                if logistic:
-                    np.logaddexp(0.0, m, out=m)
-                np.exp(np.negative(m, out=m), out=m)   # e^{l_i}, l_i the log-domain weights of engine.vector
-                np.matmul(m, zb, out=g)
-                g *= -1.0 / b
-                np.copyto(before, w)
+                _gradient(Zp, idx[s_], w2, scale, logistic, g2)
+                np.copyto(before, w2)
                 if decay:
                     group["lr"] = eta0 * float(t) ** (-a)
                 step()
-                if (w == before).all() and g.any():
-                    stalled += 1
-                    streak += 1
-                else:
-                    streak = 0
+                _stalls(w2, before, g2, stalled, streak)
                 while j < len(cps) and cps[j] == t:
-                    ws[j] = w
+                    ws[j] = w2
                     j += 1
             if not np.isfinite(w).all():
-                bad = _first_non_finite(Z, w, m, g, opt, step, snap, idx, b, logistic, eta0, a)
+                bad = _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a)
                 raise IbverifyError(f"{spec.name}: non-finite iterate by step {bad} (overflow: reduce --lr or check "
                                     f"the knobs and the data scale)")
             if progress:
                 progress(t, last)
-    diag = {"stalled_steps": stalled, "stalled_streak": streak, "frozen": frozen(streak, n, b)}
     final = {"identity": identity, "w": w.copy(), "opt": copy.deepcopy(opt.state_dict()),
-             "sampler": copy.deepcopy(sampler), "t": t, "stalled": stalled, "streak": streak, "j": j,
-             "continued_from": start}
-    return Run(spec, "reference", cps, last, ws=ws, diagnostics=diag, seconds=time.perf_counter() - t0,
-               final_state=final)
+             "samplers": copy.deepcopy(samplers), "t": t, "stalled": stalled.copy(), "streak": streak.copy(), "j": j,
+             "continued_from": start, "member": 0}
+    took = (time.perf_counter() - t0) / k
+    return [Run(specs[i], "reference", cps, last, ws=ws[:, i, :ds[i]].copy(), seconds=took,
+                diagnostics={"stalled_steps": int(stalled[i]), "stalled_streak": int(streak[i]),
+                             "frozen": frozen(int(streak[i]), ns[i], bs[i])},
+                final_state={**final, "member": i}) for i in range(k)]
 
 
-def _first_non_finite(Z, w, m, g, opt, step, snap, idx, b, logistic, eta0, a) -> int:
+def _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a) -> int:
     """The first step of the chunk that started at `snap` (its step, w and optimizer state; `idx` its samples)
     after which w is not finite: the chunk replayed step by step, as the engine checks each step."""
     t, w0, state = snap
     w[:] = w0
     opt.load_state_dict(state)
     group = opt.param_groups[0]
-    for rows in idx:
+    for block in idx:
         t += 1
-        zb = Z[rows]
-        np.matmul(zb, w, out=m)
-        if logistic:
-            np.logaddexp(0.0, m, out=m)
-        np.exp(np.negative(m, out=m), out=m)
-        np.matmul(m, zb, out=g)
-        g *= -1.0 / b
+        _gradient(Zp, block, w2, scale, logistic, g2)
         group["lr"] = eta0 * float(t) ** (-a)
         step()
         if not np.isfinite(w).all():
@@ -159,36 +230,87 @@ def _first_non_finite(Z, w, m, g, opt, step, snap, idx, b, logistic, eta0, a) ->
     return t
 
 
-def _continue(prev: Run | None, identity: str, cps: np.ndarray, ws: np.ndarray) -> dict | None:
-    """`prev`'s final state, with its records copied into ws at the checkpoints of cps it passed; None when prev is
-    not a run of this loop on the same data and spec, is longer, or lacks a record at one of those checkpoints."""
-    fs = getattr(prev, "final_state", None)
-    if not isinstance(fs, dict) or fs.get("identity") != identity or fs["t"] > int(cps[-1]):
+def _continue(prev: list | None, identity: str, cps: np.ndarray, ws: np.ndarray) -> dict | None:
+    """The final state of the earlier call whose runs are `prev` (member i of it at place i), with their records
+    copied into ws at the checkpoints of cps it passed; None when they are not one call's runs on the same data and
+    specs, are longer, or lack a record at one of those checkpoints."""
+    states = [getattr(r, "final_state", None) for r in prev or ()]
+    if not states or not all(isinstance(fs, dict) and fs.get("identity") == identity and fs.get("member") == i
+                             for i, fs in enumerate(states)) or len(states) != ws.shape[1]:
         return None
-    rec = {int(c): i for i, c in enumerate(prev.checkpoints)}
+    fs = states[0]
+    if fs["t"] > int(cps[-1]):
+        return None
+    rec = {int(c): i for i, c in enumerate(prev[0].checkpoints)}
     done = [int(c) for c in cps if c <= fs["t"]]
     if any(c not in rec for c in done):
         return None
     for jj, c in enumerate(done):
-        ws[jj] = prev.ws[rec[c]]
+        for i, r in enumerate(prev):
+            ws[jj, i, :r.ws.shape[1]] = r.ws[rec[c]]
+            ws[jj, i, r.ws.shape[1]:] = 0.0
     return {**fs, "j": len(done)}
 
 
 class ForeignStore(RunStore):
-    """A run store whose torch optimizers' linear-model runs are made by `run` (under the same content key, so a
-    claim and its judge share them), each continuing the longest shorter run of its lineage held here (`extend`);
-    every other run as RunStore makes it. Sent to a Dask worker it becomes that
-    worker's process store (RunStore.__reduce__), which makes every run the engine's way."""
+    """A run store whose torch optimizers' linear-model runs are made by `run_many` (under the same content key, so
+    a claim and its judge share them), each continuing the longest shorter run of its lineage held here (`extend`);
+    every other run as RunStore makes it. `stack(recipes)` names the runs to make together: the first request for
+    one of them (or for a longer run of its lineage) makes all of them in one torch parameter. Sent to a Dask worker
+    it becomes that worker's process store (RunStore.__reduce__), which makes every run the engine's way."""
+
+    def __init__(self):
+        super().__init__()
+        self._stacks: dict[str, tuple] = {}   # lineage → the recipes made with it (first horizon)
+
+    def stack(self, recipes) -> None:
+        """Make these recipes' runs together, per signature (stackable torch optimizers on the vector loop)."""
+        groups: dict = {}
+        for r in recipes:
+            if self._loop(r) and stackable(r.spec):
+                groups.setdefault((signature(r.spec), r.steps, r.checkpoints), []).append(r)
+        for members in groups.values():
+            if len(members) > 1:
+                for r in members:
+                    self._stacks[r.lineage()] = tuple(members)
+
+    @staticmethod
+    def _loop(recipe) -> bool:
+        return recipe.model is None and not recipe.options and recipe.engine in (None, "reference") \
+            and eligible(recipe.spec)
 
     def run(self, recipe, *, progress=None, **io):
-        if recipe.model is None and not io and not recipe.options and recipe.engine in (None, "reference") \
-                and eligible(recipe.spec):
-            Z = self.data(recipe.data).Z
-            cps = recipe.checkpoints if recipe.checkpoints is not None else 30
-            held = self._lineage.setdefault(recipe.lineage(), [])
-            prev = max((r for r in held if r.horizon <= recipe.steps), key=lambda r: r.horizon, default=None)
-            value = self.get("run", recipe.key(), lambda: run(Z, recipe.spec, recipe.steps, cps, progress, prev))
-            if all(r is not value for r in held):
-                held.append(value)
-            return value
-        return super().run(recipe, progress=progress, **io)
+        if io or not self._loop(recipe):
+            return super().run(recipe, progress=progress, **io)
+        if ("run", recipe.key()) not in self._memo and recipe.lineage() in self._stacks:
+            self._make_stack(recipe, progress)
+        held = self._lineage.setdefault(recipe.lineage(), [])
+        prev = max((r for r in held if r.horizon <= recipe.steps), key=lambda r: r.horizon, default=None)
+        Z = self.data(recipe.data).Z
+        cps = recipe.checkpoints if recipe.checkpoints is not None else 30
+        value = self.get("run", recipe.key(), lambda: run(Z, recipe.spec, recipe.steps, cps, progress, prev))
+        if all(r is not value for r in held):
+            held.append(value)
+        return value
+
+    def _make_stack(self, recipe, progress) -> None:
+        """Every member of recipe's stack at recipe's horizon, in one run_many (continuing the members' runs of one
+        earlier stacked call when every member has one); a failure leaves each member to be made alone."""
+        from dataclasses import replace
+
+        members = [replace(r, steps=recipe.steps, checkpoints=recipe.checkpoints)
+                   for r in self._stacks[recipe.lineage()]]
+        prevs = []
+        for r in members:
+            held = self._lineage.get(r.lineage(), [])
+            prevs.append(max((x for x in held if x.horizon <= recipe.steps), key=lambda x: x.horizon, default=None))
+        cps = recipe.checkpoints if recipe.checkpoints is not None else 30
+        try:
+            runs = run_many([self.data(r.data).Z for r in members], [r.spec for r in members], recipe.steps, cps,
+                            progress, None if any(x is None for x in prevs) else prevs)
+        except IbverifyError:
+            return
+        for r, made in zip(members, runs, strict=True):
+            if ("run", r.key()) not in self._memo:
+                self._memo["run", r.key()] = made
+                self._lineage.setdefault(r.lineage(), []).append(made)
