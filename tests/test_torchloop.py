@@ -142,3 +142,76 @@ def test_a_non_finite_iterate_late_in_a_chunk_is_named_at_its_own_step():
         engine_run(data(), spec, 3000, checkpoints=5)
     assert failed_step(e.value) == failed_step(ref.value)
     assert torchloop.CHUNK < failed_step(e.value) < 2 * torchloop.CHUNK   # inside the second chunk (measured: 1480)
+
+
+def shapes(sizes=((12, 6), (14, 8), (14, 9)), seed=3):
+    rng = np.random.default_rng(seed)
+    out = []
+    for n, d in sizes:
+        Z = rng.normal(size=(n, d))
+        Z[:, 0] = np.abs(Z[:, 0]) + 0.5
+        out.append(Z)
+    return out
+
+
+@pytest.mark.parametrize("name, knobs, sizes", [
+    ("torch:Adagrad", {"lr": 0.1, "lr_decay": 0.0}, ((12, 6), (14, 8), (14, 9))),        # padded rows and columns
+    ("torch:SGD:momentum=0.9", {"lr": 0.1, "lr_decay": 0.3, "batch_size": 3, "order": "reshuffle"},
+     ((12, 5), (9, 5))),
+    ("torch:Adam:eps=0", {"lr": 0.01, "lr_decay": 0.5}, ((10, 4), (13, 4), (8, 4))),
+])
+def test_stacked_runs_are_the_single_runs_bit_for_bit(name, knobs, sizes):
+    spec = to_spec(name, knobs, probe=False)
+    Zs = shapes(sizes)
+    cps = recipes.checkpoints(3000)
+    many = torchloop.run_many(Zs, [spec] * len(Zs), 3000, cps)
+    for Z, got in zip(Zs, many, strict=True):
+        one = torchloop.run(Z, spec, 3000, cps)
+        assert got.ws.shape == one.ws.shape == (len(cps), Z.shape[1])
+        assert np.array_equal(got.ws, one.ws) and got.diagnostics == one.diagnostics
+        assert got.spec == one.spec and got.spec.batch_size == one.spec.batch_size
+    longer = torchloop.run_many(Zs, [spec] * len(Zs), 30000, recipes.checkpoints(30000), extend=many)
+    assert longer[0].final_state["continued_from"] == 3000
+    for Z, got in zip(Zs, longer, strict=True):
+        assert np.array_equal(got.ws, torchloop.run(Z, spec, 30000, recipes.checkpoints(30000)).ws)
+
+
+def test_what_cannot_be_stacked_is_refused():
+    Zs = shapes(((10, 4), (10, 5)))
+    with pytest.raises(IbverifyError, match="cannot be stacked"):   # Adam at eps 0: 0/0 on a padded feature
+        torchloop.run_many(Zs, [to_spec("torch:Adam:eps=0", {}, probe=False)] * 2, 100, 5)
+    assert not torchloop.pads_safely(to_spec("torch:Adam:eps=0", {}, probe=False).resolved(5))
+    assert torchloop.pads_safely(to_spec("torch:Adam", {}, probe=False).resolved(5))
+    mixed = [to_spec("torch:SGD:momentum=0.9", {}, probe=False), to_spec("torch:SGD:momentum=0.5", {}, probe=False)]
+    with pytest.raises(IbverifyError, match="elementwise"):
+        torchloop.run_many(shapes(((10, 4), (10, 4))), mixed, 100, 5)
+    assert torchloop.stackable(to_spec("torch:Adagrad", {}, probe=False))
+    assert not torchloop.stackable(to_spec("torch:LBFGS", {}, probe=False))
+    assert not torchloop.stackable(to_spec("adagrad", {}, probe=False))
+
+
+def test_the_store_makes_a_stack_at_its_first_request_and_extends_it_whole(monkeypatch):
+    store = torchloop.ForeignStore()
+    calls = []
+    real = torchloop.run_many
+    monkeypatch.setattr(torchloop, "run_many", lambda Zs, *a, **k: calls.append((len(Zs), a[1])) or real(Zs, *a, **k))
+    prs = checks_bias.generated("linear", 0, 3, store=store)
+    spec = to_spec("torch:Adagrad", {"lr": 0.1, "lr_decay": 0.0}, probe=False)
+    first = [recipes.run_recipe(pr.data, None, None, spec.resolved(pr.n), 1000) for pr in prs]
+    store.stack(first)
+    a = store.run(first[1])
+    assert calls == [(3, 1000)]
+    b, c = store.run(first[0]), store.run(first[2])
+    assert calls == [(3, 1000)]                                      # made together, once
+    assert np.array_equal(a.ws, real([store.data(prs[1].data).Z], [first[1].spec], 1000, first[1].checkpoints)[0].ws)
+    later = recipes.run_recipe(prs[2].data, None, None, first[2].spec, 10000)
+    ext = store.run(later)
+    assert calls[1:] == [(3, 10000)] and ext.final_state["continued_from"] == 1000
+    assert np.array_equal(ext.ws, real([store.data(prs[2].data).Z], [first[2].spec], 10000, later.checkpoints)[0].ws)
+    store.run(recipes.run_recipe(prs[0].data, None, None, first[0].spec, 10000))
+    assert len(calls) == 2 and b is not c
+    lone = torchloop.ForeignStore()                                  # Adam at eps 0 on other feature counts: alone
+    adam = to_spec("torch:Adam:eps=0", {"lr": 0.01, "lr_decay": 0.5}, probe=False)
+    lone.stack([recipes.run_recipe(pr.data, None, None, adam.resolved(pr.n), 500) for pr in prs])
+    assert {len(v) for v in lone._stacks.values()} <= {2, 3} and all(
+        len({lone.data(r.data).Z.shape[1] for r in v}) == 1 for v in lone._stacks.values())

@@ -118,6 +118,24 @@ def signature(spec) -> tuple:
     return (cls.__module__, cls.__name__, repr(sorted(kwargs.items())), repr(replace(spec, batch_size=None)))
 
 
+def pads_safely(spec) -> bool:
+    """Whether a coordinate whose gradient is always 0 stays exactly 0 under spec's torch optimizer (three steps
+    tried): then datasets of fewer features are padded with zero features; an optimizer that divides by a zero
+    second moment (Adam at ε = 0: 0/0) is stacked only with datasets of as many features."""
+    import torch
+
+    cls, kwargs, _ = spec.user.user._made
+    p = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    p.grad = torch.zeros(2, dtype=torch.float64)
+    try:
+        opt = cls([p], lr=float(spec.lr), **kwargs)
+        for _ in range(3):
+            opt.step()
+    except (TypeError, ValueError, RuntimeError):
+        return False
+    return bool((p.detach() == 0).all())
+
+
 def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: Run | None = None) -> Run:
     """The run of torch optimizer `spec` (eligible) for `steps` steps on label-folded data Z (module docstring).
     `extend`: a shorter run of this function on the same data and spec whose records cover every checkpoint it
@@ -137,6 +155,9 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
     specs = [sp.resolved(len(Z)) for sp, Z in zip(specs, Zs, strict=True)]
     if k > 1 and not all(stackable(sp) and signature(sp) == signature(specs[0]) for sp in specs):
         raise IbverifyError("runs stacked in one torch parameter need one elementwise torch optimizer (ELEMENTWISE)")
+    if len({np.shape(Z)[1] for Z in Zs}) > 1 and not pads_safely(specs[0]):
+        raise IbverifyError(f"{specs[0].name} moves a coordinate whose gradient is 0: datasets of other feature "
+                            f"counts cannot be stacked")
     Zs = [np.ascontiguousarray(Z, dtype=np.float64) for Z in Zs]
     ns, ds, bs = [len(Z) for Z in Zs], [Z.shape[1] for Z in Zs], [sp.batch_size for sp in specs]
     spec, dmax, nmax, bmax = specs[0], max(ds), max(ns), max(bs)
@@ -268,7 +289,8 @@ class ForeignStore(RunStore):
         groups: dict = {}
         for r in recipes:
             if self._loop(r) and stackable(r.spec):
-                groups.setdefault((signature(r.spec), r.steps, r.checkpoints), []).append(r)
+                d = None if pads_safely(r.spec) else self.data(r.data).Z.shape[1]
+                groups.setdefault((signature(r.spec), r.steps, r.checkpoints, d), []).append(r)
         for members in groups.values():
             if len(members) > 1:
                 for r in members:
