@@ -2,17 +2,19 @@
 
 The engine's reference loop (engine.vector.iterate_chain) calls a torch optimizer through ibverify's transform
 protocol (a numpy step out of a torch step, added to the engine's own w, copied back in): ≈ 60 µs a step. `run` makes
-the same run in ≈ 25 µs (measured on 14 × 9 data, torch imported): the same sample order (optim.Sampler, drawn a
-chunk of steps at a time), the engine's log-domain batch gradient −(1/b) Σ e^{l_i} z_i computed in numpy on a view
-of the torch parameter into a buffer torch reads as its .grad, the group lr set to η_t = lr·t^(−lr_decay) before each
-step, torch's own step (without its profiler wrapper when no step hook is registered), the same checkpoints, the same
-diagnostics (stalled steps: w unchanged while the gradient is not 0) and the same one-line error for a non-finite
-iterate (found per chunk, its step by replaying the chunk). Its iterates equal the engine's to rounding
-(tests/test_torchloop.py: ≤ 1e-12 relative over 2000 steps for Adam at ε = 0, SGD with momentum, Adagrad, mini-batch
-SGD): the engine adds the torch step to its own float64 w, this loop keeps torch's. A ×10 extension continues the
-shorter run from its final state (the optimizer's state_dict), bit-identical to a run from step 0. `ForeignStore` is a
-run store that makes a torch optimizer's vector runs here and every other run as RunStore does; `bias` uses it
-(runner.bias).
+the same run with torch's own step and little around it (≈ 13 µs a step for SGD with momentum, ≈ 20 for Adagrad,
+measured on 14 × 9 data): the same sample order (optim.Sampler, drawn a chunk of steps at a time), the engine's
+log-domain batch gradient −(1/b) Σ e^{l_i} z_i computed by a numba kernel on a view of the torch parameter into a
+buffer torch reads as its .grad, the group lr set to η_t = lr·t^(−lr_decay) before each step, torch's step (without
+its profiler wrapper when no step hook is registered), the same checkpoints, the same diagnostics (stalled steps: w
+unchanged while the gradient is not 0) and the same one-line error for a non-finite iterate (found per chunk, its step
+by replaying the chunk). Its iterates equal the engine's to rounding (tests/test_torchloop.py: ≤ 1e-12 relative over
+2000 steps for Adam at ε = 0, SGD with momentum, Adagrad, mini-batch SGD): the engine adds the torch step to its own
+float64 w, this loop keeps torch's. A ×10 extension continues the shorter run from its final state (the optimizer's
+state_dict), bit-identical to a run from step 0. `run_many` makes several datasets' runs of an elementwise torch
+optimizer in one (k, d) parameter, each row bit-identical to its own run. `ForeignStore` is a run store that makes a
+torch optimizer's vector runs here (stacked where `bias` names the runs to stack) and every other run as RunStore
+does; `bias` uses it (runner.bias).
 """
 
 from __future__ import annotations
