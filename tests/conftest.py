@@ -59,7 +59,7 @@ def _hypothesis_draws_independent_of_imports():
 # the claims, so that no worker ends the run on one of them while the other idles
 SLOW_MODULES = ("test_tutorial.py", "test_cluster.py", "test_xdist_report.py", "test_browser.py",
                 "test_lazy_kernels.py", "test_kernel_cache.py", "test_resume.py", "test_engine_agreement.py",
-                "test_userfile.py")
+                "test_userfile.py", "test_shipped_datasets_sweep.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -224,7 +224,13 @@ def _all_at_least(v, thr):
 @nb.njit(inline="always", **JIT)
 def _reframe(adam, k, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2):
     """No memory left at coordinate k: exact moments (1−β1)g, (1−β2)g² in a frame at g (s_k = −Lg),
-    and the step taken there. Returns whether w_k changed."""
+    and the step taken there. Returns whether w_k changed. A g so small that those moments would leave the normal
+    range ((1−β2)g² < LOST for Adam, (1−β1)|g| < TINY for Signum: a coordinate fed only by samples far past the
+    batch's smallest margin; issue 35, digits 2-vs-3 ended in 0/0) is re-framed at g itself: ±1 in the frame
+    Lg + log|g|."""
+    if (adam and (1.0 - b2) * g * g < LOST) or ((not adam) and (1.0 - b1) * abs(g) < TINY):
+        Lg += math.log(abs(g))
+        g = 1.0 if g > 0.0 else -1.0
     s[k] = -Lg
     m[k] = (1.0 - b1) * g
     if adam:
