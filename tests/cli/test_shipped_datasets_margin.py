@@ -3,33 +3,17 @@ through `ibverify margin` in ℓ2, ℓ∞ and ℓ1: a certified answer (its cert
 units) or a refusal that names a dual witness of non-separability. About 15 CPU-s."""
 
 import json
-from itertools import combinations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from _shipped import binary_splits
 
 from ibverify.cli import main
 
 TOL = 1e-7
 
 
-def _splits():
-    out = []
-    for name, load in (("iris", load_iris), ("wine", load_wine)):
-        X, y = load(return_X_y=True)
-        for a, b in combinations(sorted(set(y)), 2):
-            k = (y == a) | (y == b)
-            out.append((f"{name}{a}v{b}", X[k], np.where(y[k] == a, 1.0, -1.0)))
-    X, y = load_breast_cancer(return_X_y=True)
-    out.append(("breast_cancer", X, np.where(y == 1, 1.0, -1.0)))
-    X, y = load_digits(return_X_y=True)
-    k = y < 2
-    out.append(("digits0v1", X[k], np.where(y[k] == 0, 1.0, -1.0)))
-    return out
-
-
-SPLITS = _splits()
+SPLITS = [s[:3] for s in binary_splits()]
 
 
 @pytest.mark.parametrize("name,X,y", SPLITS, ids=[s[0] for s in SPLITS])

@@ -15,11 +15,10 @@ CPU-min by default (verify 100 s, bias 35 s, predict 35 s, margin 3 s); IBVERIFY
 
 import json
 import os
-from itertools import combinations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from _shipped import binary_splits
 
 from ibverify.cli import main
 
@@ -32,25 +31,7 @@ DATA_CLAIMS = {"data.det-adam-linf", "data.control.det-adam-l2", "data.signum-li
 VERDICTS = {"holds", "does not hold", "refuted", "not refuted", "inconclusive", "not applicable"}   # never "error"
 
 
-def _splits():
-    """(name, X, y in ±1, intercept) of every split of the sweep."""
-    out = []
-    for name, load in (("iris", load_iris), ("wine", load_wine)):
-        X, y = load(return_X_y=True)
-        for a, b in combinations(sorted(set(y)), 2):
-            k = (y == a) | (y == b)
-            out.append((f"{name}{a}v{b}", X[k], np.where(y[k] == a, 1.0, -1.0), False))
-    X, y = load_breast_cancer(return_X_y=True)
-    out += [("breast_cancer", X, np.where(y == 1, 1.0, -1.0), False),
-            ("breast_cancer+intercept", X, np.where(y == 1, 1.0, -1.0), True)]
-    X, y = load_digits(return_X_y=True)
-    for a, b in DIGITS:
-        k = (y == a) | (y == b)
-        out.append((f"digits{a}v{b}", X[k], np.where(y[k] == a, 1.0, -1.0), False))
-    return out
-
-
-SPLITS = {s[0]: s[1:] for s in _splits()}
+SPLITS = {s[0]: s[1:] for s in binary_splits(DIGITS, breast_cancer_intercept=True)}
 NAMES = list(SPLITS)
 # verify --data costs 0.1–32 CPU-s a split (about 5 CPU-min for all 18): by default it runs on every iris and wine
 # split, breast_cancer with and without --intercept and digits 2-vs-3 and 3-vs-8 (whose error verdicts the kernels fix
