@@ -7,14 +7,12 @@ linearly separable, and every command refuses exactly that split.
 
 `margin` runs here on the splits the other files lack (breast_cancer with --intercept, the digits pairs other than
 0-vs-1; the rest: test_shipped_datasets_margin.py, test_raw_breast_cancer.py). `verify --data` runs every data.*
-claim (all six, smoke tier) once per split — by default not on 8 of the digits pairs (VERIFY_NAMES; IBVERIFY_SWEEP=all
-runs them: no error verdict there either, measured) — `bias` the linear model at the smoke tier. On digits 2-vs-3 and
+claim (all six, smoke tier) once per split, `bias` the linear model at the smoke tier. On digits 2-vs-3 and
 3-vs-8 `verify` ended in an error verdict before engine.kernels re-framed a gradient too small to square
-(data.det-adam-linf: a non-finite iterate at step ~2e5). The data files are written once per module. Cost: about 2.8
-CPU-min by default (verify 100 s, bias 35 s, predict 35 s, margin 3 s); IBVERIFY_SWEEP=all about 5.5."""
+(data.det-adam-linf: a non-finite iterate at step ~2e5). The data files are written once per module. Cost: about 5.5
+CPU-min (verify --data about 5, bias 35 s, predict 35 s, margin 3 s), marked slow."""
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -33,11 +31,6 @@ VERDICTS = {"holds", "does not hold", "refuted", "not refuted", "inconclusive", 
 
 SPLITS = {s[0]: s[1:] for s in binary_splits(DIGITS, breast_cancer_intercept=True)}
 NAMES = list(SPLITS)
-# verify --data costs 0.1–32 CPU-s a split (about 5 CPU-min for all 18): by default it runs on every iris and wine
-# split, breast_cancer with and without --intercept and digits 2-vs-3 and 3-vs-8 (whose error verdicts the kernels fix
-# removed); IBVERIFY_SWEEP=all adds the other 8 digits pairs (about 3 CPU-min more)
-VERIFY_NAMES = [n for n in NAMES if os.environ.get("IBVERIFY_SWEEP") == "all" or not n.startswith("digits")
-                or n in ("digits2v3", "digits3v8")]
 MARGIN_NAMES = ["breast_cancer+intercept"] + [n for n in NAMES if n.startswith("digits") and n != "digits0v1"]
 
 
@@ -104,7 +97,7 @@ def test_predict_is_certified_or_refused(capfd, files, name):
     assert r["l2_margin"] <= r["gamma_l2"] * (1 + TOL)   # no direction beats the certified ℓ2 max margin
 
 
-@pytest.mark.parametrize("name", VERIFY_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_verify_data_gives_verdicts_not_errors(capfd, files, tmp_path, name):
     rc = main(["verify", "--data", str(files[name]), "--tier", "smoke", "--sequential", "--no-cache", "--quiet",
                "--report", str(tmp_path / "rep"), "--json", str(tmp_path / "r.json")] + _flag(name))
