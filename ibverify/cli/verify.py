@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import sys
@@ -99,18 +101,45 @@ def mark_of(row: dict) -> str:
     return {"not applicable": "-- ", "inconclusive": "?? "}.get(row["verdict"], "!! ")
 
 
+@contextlib.contextmanager
+def sole_writer(path: Path):
+    """Hold an exclusive lock on `BASELINE.lock` for a whole `--stale` refresh: a second refresh of the same baseline
+    (started before the first merged) would merge over it from the rows it read at its start."""
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise IbverifyError(f"cannot lock {path} for refreshing ({lock}: {e.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise IbverifyError(f"{path} is being refreshed by another `verify --stale` (it holds {lock}); let it finish "
+                            "first") from None
+    try:
+        yield
+    finally:
+        os.close(fd)   # releases the lock
+
+
 def cmd_stale(args, profile) -> int:
     """`verify --stale BASELINE`: run the claims of the baseline's tier whose row is missing, stale (check hash) or
     dirty (report.freshness), merge their rows into BASELINE (other rows left byte for byte as they are; rows of
     claims gone from the registry dropped, said so) and write it back. Never merges a row made from uncommitted code
     unless --allow-dirty (refused before anything runs, one line, exit 2), nor an error row (the old row stays, the
-    claim stays stale). Exit status as `verify`'s, over the claims run."""
+    claim stays stale), nor the rows of a run during which the checkout's commit changed (its code may be the old
+    one). One refresh of a baseline at a time (`sole_writer`). Exit status as `verify`'s, over the claims run."""
+    path = Path(args.stale)
+    with sole_writer(path):
+        return _refresh(args, profile, path)
+
+
+def _refresh(args, profile, path: Path) -> int:
     from ..report.freshness import freshness  # start-up time: the report package
     from ..report.schema import load_results, summarize, write_results
     from ..runner.claim import provenance
     from ..runner.verify import verify
 
-    path = Path(args.stale)
     base = load_results(path)
     if args.data is not None:
         raise IbverifyError("--stale refreshes a baseline of the registry's claims; it does not take --data")
@@ -136,8 +165,9 @@ def cmd_stale(args, profile) -> int:
     if not todo and not fresh.dropped:
         say(f"{path}: every {args.tier}-tier row is current; nothing to run")
         return 0
+    start = provenance() if todo else {}
     if todo and not args.allow_dirty:
-        state = provenance()["dirty"]
+        state = start["dirty"]
         if state is not False:
             why = ("the checkout has uncommitted changes" if state else
                    "cannot tell whether the code is committed (not a git checkout)")
@@ -145,6 +175,13 @@ def cmd_stale(args, profile) -> int:
                                 "never enters a baseline; commit first (or --allow-dirty)")
     results, elapsed = _run(todo, args, profile, verify) if todo else (None, 0.0)
     rows = results["claims"] if results else []
+    now = provenance()["commit"] if todo else None
+    if todo and now != start["commit"]:   # e.g. the worktree was re-made at another commit under the run
+        saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))
+        was = start["commit"][:12] or "?"
+        raise IbverifyError(f"refusing to merge into {path}: the checkout moved from commit {was} to {now[:12] or '?'} "
+                            f"while the claims ran, so their rows may come from the old code; the "
+                            f"baseline is unchanged, the run is saved in {saved}")
     dirty = [r["id"] for r in rows if r.get("dirty") is not False]
     if dirty and not args.allow_dirty:
         saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))   # hours of work kept

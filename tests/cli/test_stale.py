@@ -264,3 +264,42 @@ def test_on_dask_rows_carry_cpu_seconds_and_the_same_horizons(registry, tmp_path
         assert a["outcome"] == b["outcome"]           # horizons and counts included
         assert b["cpu_s"] is not None and b["cpu_s"] >= 0 and b["created"]
     assert dask["summary"]["examples"] == seq["summary"]["examples"]
+
+
+def test_stale_refuses_while_another_refresh_holds_the_baseline(registry, tmp_path, capsys):
+    """Two refreshes of one baseline: the second would merge over the first from what it read at its start."""
+    import fcntl
+    import os
+
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    write_claim(registry, "t.plain-a", "plain", "k = 7")
+    stamp = base.read_bytes()
+    fd = os.open(tmp_path / "base.json.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)   # as a running `verify --stale` holds it
+    capsys.readouterr()
+    try:
+        assert verify(registry, "--stale", str(base)) == 2
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "being refreshed by another" in err and base.read_bytes() == stamp
+    assert verify(registry, "--stale", str(base)) == 0   # released: it runs and merges
+    assert next(r for r in load_results(base)["claims"] if r["id"] == "t.plain-a")["outcome"]["figures"] == {"k": 7.0}
+
+
+def test_stale_refuses_rows_of_a_run_under_which_the_commit_changed(registry, tmp_path, monkeypatch, capsys):
+    """A worktree re-made at another commit under a running refresh: its process ran the old code, the rows would
+    carry the new commit. Not merged; the run is kept."""
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    write_claim(registry, "t.plain-a", "plain", "k = 7")
+    stamp = base.read_bytes()
+    commits = iter(["c0ffee", "beef00", "beef00", "beef00"])
+    monkeypatch.setattr(runner_claim, "provenance", lambda: {"commit": next(commits), "dirty": False})
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "moved from commit c0ffee to beef00" in err
+    assert base.read_bytes() == stamp
+    assert [r["id"] for r in load_results(tmp_path / "base.unmerged.json")["claims"]] == ["t.plain-a"]
