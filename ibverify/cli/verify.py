@@ -129,7 +129,10 @@ def cmd_stale(args, profile) -> int:
     unless --allow-dirty (refused before anything runs, one line, exit 2), nor an error row (the old row stays, the
     claim stays stale), nor the rows of a run during which the checkout's commit changed (its code may be the old
     one). One refresh of a baseline at a time (`sole_writer`). Exit status as `verify`'s, over the claims run."""
+    from ..report.schema import load_results  # start-up time: the report package
+
     path = Path(args.stale)
+    load_results(path)   # a missing or damaged baseline: its one-line error, before a lock file is made beside it
     with sole_writer(path):
         return _refresh(args, profile, path)
 

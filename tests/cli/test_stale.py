@@ -303,3 +303,10 @@ def test_stale_refuses_rows_of_a_run_under_which_the_commit_changed(registry, tm
     assert len(err.splitlines()) == 1 and "moved from commit c0ffee to beef00" in err
     assert base.read_bytes() == stamp
     assert [r["id"] for r in load_results(tmp_path / "base.unmerged.json")["claims"]] == ["t.plain-a"]
+
+
+def test_stale_of_a_missing_baseline_is_one_line_and_leaves_no_lock_file(registry, tmp_path, capsys):
+    assert verify(registry, "--stale", str(tmp_path / "none.json")) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "none.json" in err and "Traceback" not in err
+    assert not (tmp_path / "none.json.lock").exists()
