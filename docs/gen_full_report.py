@@ -67,13 +67,13 @@ def section(baseline: dict, claims: list) -> str:
         out += [f"**The committed full baseline is current:** each of the {len(fr.order)} claims with a full tier has "
                 "a row whose check hash is the code's, none made from uncommitted code.", ""]
     else:
-        out += [f"**The committed full baseline predates the current rules:** of the {len(fr.order)} claims with a "
+        out += [f"**The committed full baseline is not current:** of the {len(fr.order)} claims with a "
                 f"full tier, {len(fr.order) - len(fr.missing) - len(stale)} have a current row, "
                 f"{len(stale)} have a row whose check hash differs from the code's (stale: the check, the code under "
-                f"it or the claim changed since the row was made) and {len(fr.missing)} have no row. Its verdicts "
-                "below are those of older code and older rules; `ibverify compare --fresh ci/baseline-full.json` "
-                "lists the same, and [refreshing it](development.md#the-full-record) re-runs exactly these claims.",
-                ""]
+                f"it or the claim changed since the row was made) and {len(fr.missing)} have no row. A stale row's "
+                "verdict below is that of older code and older rules; `ibverify compare --fresh "
+                "ci/baseline-full.json` lists the same, and [refreshing it](development.md#the-full-record) re-runs "
+                "exactly these claims.", ""]
         if stale:
             out += [f"Stale ({len(stale)}): {_ids(sorted(stale))}.", ""]
         if fr.missing:

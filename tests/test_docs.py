@@ -220,7 +220,7 @@ def test_full_tier_section_says_whether_the_baseline_is_current():
     base = {"tier": "full", "seed": 0, "created": "2026-12-02T00:00:00Z", "claims": rows,
             "summary": {"total": 2, "as_expected": 2, "unexpected": 0, "errors": 0}}
     fresh = gen.section(base, [_Stub("a.one", "h1"), _Stub("a.two", "h2"), _Stub("a.fast-only", "h", ("fast",))])
-    assert "baseline is current" in fresh and "predates" not in fresh and "`abc1234`" in fresh
+    assert "baseline is current" in fresh and "not current" not in fresh and "`abc1234`" in fresh
     assert "| `a.one` | holds | yes | current | 60 s wall | — | a \\| b |" in fresh
     rows[0].update(cpu_s=42.4, outcome={"figure": "f", "horizons": [
         {"decision": "supported", "horizon": 10**6, "reached": 10**6},
@@ -230,7 +230,7 @@ def test_full_tier_section_says_whether_the_baseline_is_current():
     costed = gen.section(base, [_Stub("a.one", "h1"), _Stub("a.two", "h2")])
     assert "| `a.one` | holds | yes | current | 42 CPU-s | 1e+06 ×2, 1e+07 ×1, undecided at 1e+07 ×1 | f |" in costed
     stale = gen.section(base, [_Stub("a.one", "h1"), _Stub("a.two", "doctored"), _Stub("a.three", "h3")])
-    assert "**The committed full baseline predates the current rules:**" in stale
+    assert "**The committed full baseline is not current:**" in stale and "is current:" not in stale
     assert "Stale (1): `a.two`." in stale and "Missing (1): `a.three`." in stale
     assert "| `a.three` | — | — | missing |" in stale
 
