@@ -137,6 +137,14 @@ def cmd_stale(args, profile) -> int:
         return _refresh(args, profile, path)
 
 
+def _refuse_merge(results: dict, path: Path, why: str) -> None:
+    """Keep a finished run that must not enter the baseline (hours of work) in BASELINE.unmerged.json, and refuse."""
+    from ..report.schema import write_results
+
+    saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))
+    raise IbverifyError(f"refusing to merge into {path}: {why}; the baseline is unchanged, the run is saved in {saved}")
+
+
 def _refresh(args, profile, path: Path) -> int:
     from ..report.freshness import freshness  # start-up time: the report package
     from ..report.schema import load_results, summarize, write_results
@@ -180,18 +188,14 @@ def _refresh(args, profile, path: Path) -> int:
     rows = results["claims"] if results else []
     now = provenance()["commit"] if todo else None
     if todo and now != start["commit"]:   # e.g. the worktree was re-made at another commit under the run
-        saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))
-        was = start["commit"][:12] or "?"
-        raise IbverifyError(f"refusing to merge into {path}: the checkout moved from commit {was} to {now[:12] or '?'} "
-                            f"while the claims ran, so their rows may come from the old code; the "
-                            f"baseline is unchanged, the run is saved in {saved}")
+        _refuse_merge(results, path, f"the checkout moved from commit {start['commit'][:12] or '?'} to "
+                                     f"{now[:12] or '?'} while the claims ran, so their rows may come from the old "
+                                     "code")
     dirty = [r["id"] for r in rows if r.get("dirty") is not False]
     if dirty and not args.allow_dirty:
-        saved = write_results(results, path.with_name(f"{path.stem}.unmerged.json"))   # hours of work kept
-        raise IbverifyError(f"refusing to merge into {path}: {len(dirty)} row(s) made from uncommitted code "
-                            f"({dirty[0]}{' …' if len(dirty) > 1 else ''}; reused from the resume cache of an "
-                            f"earlier run? run again with --no-cache); the baseline is unchanged, the run is saved in "
-                            f"{saved}")
+        _refuse_merge(results, path, f"{len(dirty)} row(s) made from uncommitted code ({dirty[0]}"
+                                     f"{' …' if len(dirty) > 1 else ''}; reused from the resume cache of an earlier "
+                                     f"run? run again with --no-cache)")
     merged_rows = [r for r in rows if r["verdict"] != "error"]
     kept_errors = [r["id"] for r in rows if r["verdict"] == "error"]
     new = {r["id"]: r for r in merged_rows}
