@@ -18,6 +18,7 @@ home page's figure, is the report's first figure of FIGURE_CLAIM, copied.
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -103,6 +104,7 @@ def section(baseline: dict, claims: list) -> str:
         out += ["", "Not as expected, each with its evidence on its report page:", ""]
         out += [f"- `{r['id']}`: {r['verdict']} (expected {r['expect']}): "
                 f"{_cell(_short((r.get('outcome') or {}).get('figure') or r.get('error') or '', 240))}"
+                + (f"; {_crossings(r)}" if r["verdict"] == "inconclusive" and _crossings(r) else "")
                 for r in unexpected]
     out += ["", "The cost of each claim: its CPU seconds (or wall seconds where the row records no CPU time) and the "
             "horizon (steps or epochs) that decided each of its examples.",
@@ -120,6 +122,17 @@ def section(baseline: dict, claims: list) -> str:
         out.append(f"| `{i}` | — | — | missing | — | — | no row |")
     out += ["", END]
     return "\n".join(out)
+
+
+def _crossings(row: dict) -> str:
+    """For an inconclusive row: the horizons at which its undecided examples' fitted trends cross their bounds (the
+    rule's "on track: reaches B at ≈ T steps" in the row's details), "" when the details give none."""
+    found = sorted(float(t) for t in re.findall(r"reaches \S+ at ≈ ([0-9.e+-]+) steps",
+                                                str((row.get("outcome") or {}).get("details") or "")))
+    if not found:
+        return ""
+    span = f"{found[0]:.2g}" if found[0] == found[-1] else f"{found[0]:.2g}–{found[-1]:.2g}"
+    return f"fitted crossing of the bound at ≈ {span} steps ({len(found)} undecided example(s) on track)"
 
 
 def _decided_at(row: dict) -> str:

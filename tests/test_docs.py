@@ -235,6 +235,27 @@ def test_full_tier_section_says_whether_the_baseline_is_current():
     assert "| `a.three` | — | — | missing |" in stale
 
 
+def test_full_tier_section_gives_an_inconclusive_rows_fitted_crossings():
+    """An unexpected inconclusive row is listed with the span of its examples' fitted crossings (from the rule's
+    "on track" words in its details); a row whose details give none, and a contradicted row, get no such clause."""
+    gen = _gen_full()
+    on_track = {"figure": "f", "details": "a: inconclusive (on track: reaches 0.01 at ≈ 3.9e+10 steps (slope -0.28)) | "
+                                          "b: inconclusive (on track: reaches 0.01 at ≈ 6.4e+11 steps (slope -0.24)) | "
+                                          "c: supported"}
+    rows = [{**_row("a.one", "h1"), "verdict": "inconclusive", "as_expected": False, "outcome": on_track},
+            {**_row("a.two", "h2"), "verdict": "inconclusive", "as_expected": False, "outcome": {"figure": "g"}},
+            {**_row("a.three", "h3"), "verdict": "does not hold", "as_expected": False, "outcome": on_track}]
+    base = {"tier": "full", "seed": 0, "created": "2026-12-02T00:00:00Z", "claims": rows,
+            "summary": {"total": 3, "as_expected": 0, "unexpected": 3, "errors": 0}}
+    text = gen.section(base, [_Stub("a.one", "h1"), _Stub("a.two", "h2"), _Stub("a.three", "h3")])
+    assert ("- `a.one`: inconclusive (expected holds): f; fitted crossing of the bound at ≈ 3.9e+10–6.4e+11 steps "
+            "(2 undecided example(s) on track)") in text
+    assert "- `a.two`: inconclusive (expected holds): g\n" in text
+    assert "- `a.three`: does not hold (expected holds): f\n" in text
+    rows[0]["outcome"] = {"figure": "f", "details": "a: inconclusive (on track: reaches 0.01 at ≈ 2e+09 steps)"}
+    assert "at ≈ 2e+09 steps (1 undecided" in gen.section(base, [_Stub("a.one", "h1")])
+
+
 def test_the_full_report_is_generated_not_committed():
     import subprocess
 
