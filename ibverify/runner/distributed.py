@@ -124,10 +124,18 @@ def _evaluate_example(evaluate: Callable, drawn, events: _Events):
     return value
 
 
+def _counterexample(value) -> bool:
+    """An evaluated example the property stops at (checks.prop.Example with ok False)."""
+    return getattr(value, "ok", True) is False
+
+
 def _map_examples(claim_id: str, events: _Events, cpu: list | None = None) -> Callable[[Callable, list], list]:
     """ctx.map_examples for a claim running in a worker: the examples as tasks. The first examples go
     alone (probes) until one comes back; if that evaluation had a side effect, the check's examples are
-    left to the claim (no work is done twice), else the rest go out at once."""
+    left to the claim (no work is done twice), else the rest go out at once. The property stops at its first
+    counterexample (checks.prop), so no example drawn after one is evaluated: a probe that is one sends nothing
+    more, and one among the rest cancels those after it that have not run (a refuted control's one deciding example
+    instead of all its draws at the full tier's horizons)."""
 
     def map_examples(evaluate: Callable, drawn: list) -> list:
         from distributed import worker_client  # start-up time: dask
@@ -156,11 +164,17 @@ def _map_examples(claim_id: str, events: _Events, cpu: list | None = None) -> Ca
                     start += 1
                 if start == 0 or out[start - 1] is None or isinstance(out[start - 1], str):  # raised / IMPURE
                     return [None] * len(drawn)
+                if _counterexample(out[start - 1]):
+                    return out[:start] + [None] * (len(drawn) - start)
                 futures = {i: submit(i) for i in range(start, len(drawn))}
             except Exception:  # e.g. `evaluate` cannot be pickled: no examples as tasks for this check
                 return [None] * len(drawn)
-            for i, f in futures.items():
+            for i, f in futures.items():   # in draw order
                 out[i] = result(f)
+                if _counterexample(out[i]):
+                    client.cancel([g for j, g in futures.items() if j > i])
+                    out[i + 1:] = [None] * (len(drawn) - i - 1)
+                    break
         return [None if isinstance(v, str) else v for v in out]
 
     return map_examples

@@ -76,3 +76,25 @@ def impure_property(ctx):
                    figures={"collected": float(len(side))},
                    series=[Series("collected", list(range(len(side))), side, log_x=False, log_y=False)],
                    examples=len(res.examples))
+
+
+def failing_property(ctx):
+    """As pure_property, but an example fails when its size n is `params["fail_from"]` or more (0: every example
+    fails): the property stops at its first counterexample."""
+    import numpy as np
+    from hypothesis import strategies as st
+
+    from ibverify.checks.prop import Example, run_property
+
+    fail_from = int(ctx.params.get("fail_from", 0))
+
+    def evaluate(ex):
+        s, n = ex
+        m = float(np.random.default_rng(s).uniform(size=n).mean())
+        return Example(n < fail_from, {"mean": m}, description=f"seed {s}, n {n}")
+
+    res = run_property(ctx, st.tuples(st.integers(0, 2**31), st.integers(1, 50)), evaluate)
+    means = [e.figures["mean"] for e in res.examples]
+    return Outcome(holds=res.holds, figure=f"{len(means)} means, last {means[-1]!r}", figures={"last": means[-1]},
+                   series=[Series("mean", list(range(len(means))), means, log_x=False, log_y=False)],
+                   examples=len(means))

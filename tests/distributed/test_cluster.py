@@ -107,3 +107,27 @@ def test_existing_scheduler_runs_claims_and_examples_as_tasks(monkeypatch):
     assert sum("test.pure-property-ex" in k for k in keys) == 6, keys
     assert sum("baek.gr-v-isotropic-ex" in k for k in keys) == seq[2]["outcome"]["examples"] >= 2, keys
     assert sum(k.startswith("ibverify-gronich.dual-norms-smoke") for k in keys) == 1
+
+
+def test_examples_drawn_after_a_counterexample_are_not_evaluated_as_tasks(monkeypatch):
+    """The property stops at its first counterexample, so map_examples sends no example after one: a first example
+    that fails is the only example task; a failure later in the draws leaves the row equal to the sequential run's."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    from ibverify.claims import Claim
+
+    monkeypatch.syspath_prepend(str(HERE))
+    profiles.load("ci")
+    claims = [Claim(id=f"test.fail-{k}", paper="ibverify test", result="-", status="paper", statement="-",
+                    check="kill_once:failing_property", params={"fail_from": k}, tiers={"smoke": {"examples": 8}})
+              for k in (0, 40)]
+    seq = verify(claims, "smoke")["claims"]
+    assert [r["verdict"] for r in seq] == ["does not hold", "does not hold"]
+    assert seq[0]["outcome"]["examples"] == 1 and seq[1]["outcome"]["examples"] > 1   # 40: not the first draw
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client, get_task_stream(client) as ts:
+        rows = verify(claims, "smoke", scheduler=cluster.scheduler_address)["claims"]
+    assert [comparable(r) for r in rows] == [comparable(r) for r in seq]
+    keys = [str(t["key"]) for t in ts.data]
+    assert sum("test.fail-0-ex" in k for k in keys) == 1, keys          # the probe was the counterexample
+    assert sum("test.fail-40-ex" in k for k in keys) >= 2, keys
