@@ -69,9 +69,9 @@ def section(baseline: dict, claims: list) -> str:
                 "a row whose check hash is the code's, none made from uncommitted code.", ""]
     else:
         out += [f"**The committed full baseline is not current:** of the {len(fr.order)} claims with a "
-                f"full tier, {len(fr.order) - len(fr.missing) - len(stale)} have a current row, "
-                f"{len(stale)} have a row whose check hash differs from the code's (stale: the check, the code under "
-                f"it or the claim changed since the row was made) and {len(fr.missing)} have no row. A stale row's "
+                f"full tier, {_have(len(fr.order) - len(fr.missing) - len(stale))} a current row, "
+                f"{_have(len(stale))} a row whose check hash differs from the code's (stale: the check, the code under "
+                f"it or the claim changed since the row was made) and {_have(len(fr.missing))} no row. A stale row's "
                 "verdict below is that of older code and older rules; `ibverify compare --fresh "
                 "ci/baseline-full.json` lists the same, and [refreshing it](development.md#the-full-record) re-runs "
                 "exactly these claims.", ""]
@@ -89,8 +89,8 @@ def section(baseline: dict, claims: list) -> str:
              else "; the rows carry no commit (written before rows recorded their provenance)")
     runtime = sum(float(r.get("runtime_s") or 0.0) for r in rows)
     cpu = [float(r["cpu_s"]) for r in rows if r.get("cpu_s") is not None]
-    out += [f"The baseline (tier {baseline['tier']}, seed {baseline['seed']}, last written {baseline['created']}) holds "
-            f"{s['total']} rows, {made}: **{s['as_expected']} of {s['total']} verdicts as expected**, "
+    out += [f"The baseline (tier {baseline['tier']}, seed {baseline['seed']}, last written {baseline['created']}) "
+            f"holds {s['total']} rows, {made}: **{s['as_expected']} of {s['total']} verdicts as expected**, "
             f"{s['unexpected']} unexpected, {s['errors']} errors. Its rows' runtimes add up to "
             f"{_hours(runtime)} (wall time of each claim; claims ran in parallel)"
             + (f", {_hours(sum(cpu))} of CPU over the {len(cpu)} rows that record it" if cpu else
@@ -104,7 +104,7 @@ def section(baseline: dict, claims: list) -> str:
         out += ["", "Not as expected, each with its evidence on its report page:", ""]
         out += [f"- `{r['id']}`: {r['verdict']} (expected {r['expect']}): "
                 f"{_cell(_short((r.get('outcome') or {}).get('figure') or r.get('error') or '', 240))}"
-                + (f"; {_crossings(r)}" if r["verdict"] == "inconclusive" and _crossings(r) else "")
+                + (f"; {crossing}" if (crossing := _crossings(r)) else "")
                 for r in unexpected]
     out += ["", "The cost of each claim: its CPU seconds (or wall seconds where the row records no CPU time) and the "
             "horizon (steps or epochs) that decided each of its examples.",
@@ -126,13 +126,20 @@ def section(baseline: dict, claims: list) -> str:
 
 def _crossings(row: dict) -> str:
     """For an inconclusive row: the horizons at which its undecided examples' fitted trends cross their bounds (the
-    rule's "on track: reaches B at ≈ T steps" in the row's details), "" when the details give none."""
+    rule's "on track: reaches B at ≈ T steps" in the row's details); "" for any other verdict or when the details
+    give none."""
+    if row.get("verdict") != "inconclusive":
+        return ""
     found = sorted(float(t) for t in re.findall(r"reaches \S+ at ≈ ([0-9.e+-]+) steps",
                                                 str((row.get("outcome") or {}).get("details") or "")))
     if not found:
         return ""
     span = f"{found[0]:.2g}" if found[0] == found[-1] else f"{found[0]:.2g}–{found[-1]:.2g}"
     return f"fitted crossing of the bound at ≈ {span} steps ({len(found)} undecided example(s) on track)"
+
+
+def _have(n: int) -> str:
+    return f"{n} has" if n == 1 else f"{n} have"
 
 
 def _decided_at(row: dict) -> str:

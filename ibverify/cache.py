@@ -20,10 +20,11 @@ never reuse a stale example, and only evaluations whose sole effect was their va
 either the old state or the new one. Rows with verdict `error` are never stored (an error is re-run).
 
 Shared values (`shared_value`): a deterministic computation that several claims need (a network training
-run that a claim and its controls judge) is stored once under $IBVERIFY_RUNS (set by `verify` for its Dask
-workers: <cache root>/runs, or a temporary folder), keyed by the computation's key and the code hash, so
-worker processes compute it once. A lock file per key makes a second process wait for the first one's
-result instead of computing it again. Without $IBVERIFY_RUNS the value is simply computed.
+run that a claim and its controls judge) is stored once under $IBVERIFY_RUNS (set by `verify`: <cache root>/runs
+with a resume cache, in this process or for its Dask workers; a temporary folder for Dask without one), keyed by
+the computation's key and the code hash, so worker processes compute it once. A lock file per key makes a second
+process wait for the first one's result instead of computing it again. Without $IBVERIFY_RUNS the value is simply
+computed.
 """
 
 from __future__ import annotations

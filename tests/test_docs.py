@@ -233,6 +233,10 @@ def test_full_tier_section_says_whether_the_baseline_is_current():
     assert "**The committed full baseline is not current:**" in stale and "is current:" not in stale
     assert "Stale (1): `a.two`." in stale and "Missing (1): `a.three`." in stale
     assert "| `a.three` | — | — | missing |" in stale
+    assert ("of the 3 claims with a full tier, 1 has a current row, 1 has a row whose check hash differs" in stale
+            and "and 1 has no row." in stale)
+    both = gen.section(base, [_Stub("a.one", "x"), _Stub("a.two", "y"), _Stub("a.3", "z"), _Stub("a.4", "w")])
+    assert "0 have a current row, 2 have a row whose check hash differs" in both and "and 2 have no row." in both
 
 
 def test_full_tier_section_gives_an_inconclusive_rows_fitted_crossings():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -10,7 +11,7 @@ from typing import Callable
 from ..claims import Claim
 from ..report.schema import SCHEMA, summarize
 from .claim import claim_cache, run_claim, versions
-from .distributed import run_on_dask
+from .distributed import run_on_dask, shared_runs
 
 
 def verify(claims: list[Claim], tier: str, seed: int = 0,
@@ -27,10 +28,11 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
     a task on Dask: a LocalCluster of `workers` single-threaded processes, or the cluster at
     `scheduler` (ibverify.runner.distributed); on_cluster gets a one-line description (dashboard address).
     Each claim is seeded from (claim id, seed) only, so both ways give the same verdicts and figures.
-    cache: resume-cache root (None: off): finished rows and evaluated examples are stored there and
-    reused by a re-run; a reused row goes to on_reused (default: on_done). on_start is called when a
-    claim starts (on Dask: when its task starts, from Dask's event thread). runtimes: claim id →
-    seconds of an earlier run; on Dask the longest claims start first (no effect on results)."""
+    cache: resume-cache root (None: off): finished rows, evaluated examples and shared training runs
+    (<cache>/runs, $IBVERIFY_RUNS, in this process as on Dask) are stored there and reused by a re-run;
+    a reused row goes to on_reused (default: on_done). on_start is called when a claim starts (on Dask:
+    when its task starts, from Dask's event thread). runtimes: claim id → seconds of an earlier run; on
+    Dask the longest claims start first (no effect on results)."""
     rows: list[dict | None] = [None] * len(claims)
     pending = []
     for i, c in enumerate(claims):
@@ -56,10 +58,11 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
                                   on_example=on_example, progress=progress, on_cluster=on_cluster,
                                   runtimes=runtimes, on_start=on_start):
             finish(i, row)
-    else:
-        for i in pending:
-            on_start(claims[i])
-            finish(i, run_claim(claims[i], tier, seed, progress, cache, on_example))
+    elif pending:  # in this process: with a cache, the runs a claim shares with its controls are kept there too
+        with shared_runs(str(Path(cache).resolve())) if cache is not None else nullcontext():
+            for i in pending:
+                on_start(claims[i])
+                finish(i, run_claim(claims[i], tier, seed, progress, cache, on_example))
     return {
         "schema": SCHEMA,
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

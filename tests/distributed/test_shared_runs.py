@@ -9,6 +9,7 @@ import numpy as np
 from ibverify import cache
 from ibverify.runner.distributed import shared_runs
 from _hang_guard import HANG_GUARD_S
+from _isolation import CLAIMS
 
 
 def _count_and_value(folder, counter, key, out):
@@ -110,3 +111,27 @@ def test_pytest_workers_share_one_run_store_while_claim_items_run(monkeypatch):
     assert list(Path(folder, "runs").rglob("*.pkl"))              # kept for the other worker
     P.pytest_unconfigure(config)
     assert not Path(folder).exists()
+
+
+def test_verify_in_this_process_keeps_shared_runs_in_the_resume_cache(tmp_path, monkeypatch):
+    """`verify` with workers = 1 and a resume cache runs its claims with $IBVERIFY_RUNS = <cache>/runs, as the Dask
+    path does (shared_runs), and restores it after; without a cache it leaves $IBVERIFY_RUNS as it was."""
+    from ibverify.claims import load_registry
+    from ibverify.runner import verify as V
+    from ibverify.runner.claim import claim_row
+
+    claim = next(c for c in load_registry(CLAIMS) if "full" in c.tiers)
+    seen = []
+
+    def fake_run_claim(c, tier, seed, progress, cache_root, on_example):
+        seen.append(os.environ.get(cache.RUNS_ENV))
+        cache.shared_value("t", 1, lambda: 7.0)
+        return claim_row(c, tier, seed, None, "fake", 0.0)
+
+    monkeypatch.setattr(V, "run_claim", fake_run_claim)
+    monkeypatch.setenv(cache.RUNS_ENV, "/somewhere/else")
+    V.verify([claim], "full", cache=tmp_path)
+    assert seen == [str((tmp_path / "runs").resolve())] and os.environ[cache.RUNS_ENV] == "/somewhere/else"
+    assert list((tmp_path / "runs" / "t").glob("*.pkl"))
+    V.verify([claim], "full", cache=None)
+    assert seen[1] == "/somewhere/else"
