@@ -95,6 +95,8 @@ def section(baseline: dict, claims: list) -> str:
             f"{_hours(runtime)} (wall time of each claim; claims ran in parallel)"
             + (f", {_hours(sum(cpu))} of CPU over the {len(cpu)} rows that record it" if cpu else
                "; no row records its CPU time") + "."]
+    if len(cpu) > 1:
+        out += ["", _costliest(rows)]
     ex = s.get("examples")
     if ex:
         out += ["", f"Examples: {ex['supported']} supported, {ex['contradicted']} contradicted, "
@@ -136,6 +138,18 @@ def _crossings(row: dict) -> str:
         return ""
     span = f"{found[0]:.2g}" if found[0] == found[-1] else f"{found[0]:.2g}–{found[-1]:.2g}"
     return f"fitted crossing of the bound at ≈ {span} steps ({len(found)} undecided example(s) on track)"
+
+
+def _costliest(rows: list[dict], k: int = 5) -> str:
+    """One sentence: the k rows with the most CPU seconds and their share of the CPU time the rows record (a row's
+    cpu_s counts 0 for work it reused from the resume cache)."""
+    timed = sorted((r for r in rows if r.get("cpu_s") is not None), key=lambda r: (-float(r["cpu_s"]), r["id"]))
+    total = sum(float(r["cpu_s"]) for r in timed)
+    top = timed[:k]
+    share = sum(float(r["cpu_s"]) for r in top) / total if total > 0 else 0.0
+    return (f"The {len(top)} costliest rows hold {share:.0%} of that CPU time: "
+            + ", ".join(f"`{r['id']}` ({float(r['cpu_s']):.0f} CPU-s)" for r in top)
+            + " (a row counts 0 CPU-s for examples and runs it reused from the resume cache).")
 
 
 def _have(n: int) -> str:

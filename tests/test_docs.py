@@ -239,6 +239,23 @@ def test_full_tier_section_says_whether_the_baseline_is_current():
     assert "0 have a current row, 2 have a row whose check hash differs" in both and "and 2 have no row." in both
 
 
+def test_full_tier_section_names_the_costliest_rows_and_their_share():
+    """The rows with the most CPU seconds, in that order (ties by id), with their share of the recorded CPU time; a
+    row without cpu_s is neither ranked nor counted."""
+    gen = _gen_full()
+    cpu = {"a.one": 10.0, "a.two": 60.0, "a.three": 20.0, "a.four": 10.0, "a.five": None}
+    rows = [{**_row(i, i), "cpu_s": c} for i, c in cpu.items()]
+    base = {"tier": "full", "seed": 0, "created": "2026-12-02T00:00:00Z", "claims": rows,
+            "summary": {"total": 5, "as_expected": 5, "unexpected": 0, "errors": 0}}
+    text = gen.section(base, [_Stub(i, i) for i in cpu])
+    assert "2 min of CPU over the 4 rows that record it" in text
+    assert gen._costliest(rows, 2) == ("The 2 costliest rows hold 80% of that CPU time: `a.two` (60 CPU-s), `a.three` "
+                                       "(20 CPU-s) (a row counts 0 CPU-s for examples and runs it reused from the "
+                                       "resume cache).")
+    assert "rows hold 100% of that CPU time: `a.two` (60 CPU-s), `a.three` (20 CPU-s), `a.four` (10 CPU-s), `a.one`" \
+        in text
+
+
 def test_full_tier_section_gives_an_inconclusive_rows_fitted_crossings():
     """An unexpected inconclusive row is listed with the span of its examples' fitted crossings (from the rule's
     "on track" words in its details); a row whose details give none, and a contradicted row, get no such clause."""
@@ -272,4 +289,5 @@ def test_the_full_report_is_generated_not_committed():
     run = (ROOT / ".ci" / "run").read_text()
     render = re.search(r"^python3 docs/gen_full_report\.py(\s+#.*)?$", run, re.M)   # renders (not --check)
     assert render and render.start() < run.index("mkdocs build --strict")
-    assert "ibverify compare --fresh ci/baseline-full.json --report-only" in run
+    gate = re.search(r"^ibverify compare --fresh ci/baseline-full\.json(.*)$", run, re.M)
+    assert gate and gate.group(1).strip() == "", "the freshness gate fails CI: no --report-only, no `|| true`"
