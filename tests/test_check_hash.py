@@ -118,6 +118,19 @@ def test_real_closure_reaches_the_engine_and_not_the_report():
     assert not {m for m in mods if m.startswith(("ibverify.report", "ibverify.runner", "ibverify.cli"))}
 
 
+def test_no_check_of_the_registry_reaches_the_runner_the_cli_or_the_report():
+    """docs/development.md: editing the runner, the CLI or the report leaves the full record current, since no claim's
+    check imports them, directly or not; every check reaches the engine and the claim schema."""
+    from _isolation import CLAIMS
+
+    checks = {c.check.partition(":")[0] for c in claims_module.load_registry(CLAIMS)}
+    assert len(checks) >= 10
+    for name in sorted(checks):
+        mods = set(codehash.closure(codehash.ROOT, "ibverify", name))
+        assert not {m for m in mods if m.startswith(("ibverify.report", "ibverify.runner", "ibverify.cli"))}, name
+        assert {"ibverify.engine.kernels", "ibverify.claim_schema"} <= mods, name
+
+
 def test_claim_check_hash_includes_the_code_hash(monkeypatch):
     claim = _claim("ibverify.checks.per_sample:direction_converges")
     before = claim.check_hash()
