@@ -19,7 +19,8 @@ class Parser(argparse.ArgumentParser):
     """One-line errors (IbverifyError), no usage dump."""
 
     def error(self, message):
-        raise IbverifyError(f"{self.prog}: {message}")
+        command = self.prog.partition(" ")[2]   # "ibverify compare" → "compare"; the top-level parser: ""
+        raise IbverifyError(f"{command}: {message}" if command else message)
 
 
 def dump(obj, path: str | None = None) -> None:

@@ -179,6 +179,15 @@ def test_bad_input_is_one_line_exit_2(capsys, tmp_path, data, args, msg):
     assert_one_line_error(rc, err, msg)
 
 
+def test_usage_errors_name_the_command_once(capsys):
+    """An argparse error is "ibverify: error: <message>", with the subcommand's name for a subcommand's error, and
+    the program's name not repeated."""
+    rc, _, err = ib(capsys, "frobnicate")
+    assert rc == 2 and err.startswith("ibverify: error: argument COMMAND: invalid choice: 'frobnicate'"), err
+    rc, _, err = ib(capsys, "compare", "--fresh")
+    assert rc == 2 and err == "ibverify: error: compare: the following arguments are required: baseline\n", err
+
+
 def test_damaged_checkpoints_are_one_line_errors(capsys, tmp_path, data):
     # issue 11: truncated / bit-flipped checkpoints gave BadZipFile / Bad CRC-32 tracebacks
     p, _ = data
