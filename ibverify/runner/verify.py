@@ -51,15 +51,15 @@ def verify(claims: list[Claim], tier: str, seed: int = 0,
         rows[i] = row
         on_done(row)
 
+    root = str(Path(cache).resolve()) if cache is not None else None
     if pending and (scheduler is not None or min(workers, len(pending)) > 1):
-        root = str(Path(cache).resolve()) if cache is not None else None
         for i, row in run_on_dask([claims[i] for i in pending], pending, tier, seed, workers=workers,
                                   scheduler=scheduler, cache=root, profile=profile or _profile_name(),
                                   on_example=on_example, progress=progress, on_cluster=on_cluster,
                                   runtimes=runtimes, on_start=on_start):
             finish(i, row)
     elif pending:  # in this process: with a cache, the runs a claim shares with its controls are kept there too
-        with shared_runs(str(Path(cache).resolve())) if cache is not None else nullcontext():
+        with shared_runs(root) if root is not None else nullcontext():
             for i in pending:
                 on_start(claims[i])
                 finish(i, run_claim(claims[i], tier, seed, progress, cache, on_example))
