@@ -6,11 +6,8 @@ Python API (ibverify.api, docs/python-api.md; loaded on first use): ibverify.bia
 and ibverify.UserOptimizer for an optimizer made in a session.
 """
 
-__version__ = "0.1.0"
-
-
-class IbverifyError(Exception):
-    """A user-facing error: the CLI prints its message on one line and exits with status 2."""
+from .errors import IbverifyError  # noqa: F401  (the public error)
+from .version import __version__  # noqa: F401
 
 
 # The Python API (ibverify.api, docs/python-api.md), loaded on first use so that `import ibverify` stays light

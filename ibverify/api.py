@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from . import IbverifyError
+from .errors import IbverifyError
 from .cli.bias import BIAS_MODELS, BIAS_TIERS
 from .cli.output import one_line
 from .cli.verify import mark_of

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import IbverifyError
+from .errors import IbverifyError
 from .claims import CheckContext
 from .codehash import package_code_hash
 from .atomic import atomic_write

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from . import IbverifyError
+from .errors import IbverifyError
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import IbverifyError, claim_schema, optfile
+from . import claim_schema, optfile
+from .errors import IbverifyError
 from .codehash import NOT_DECIDING, definition_dump, module_code_hash
 from .evidence import Outcome
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import IbverifyError
+from .errors import IbverifyError
 from .blocks import Params
 
 LOSSES = ("logistic", "exponential")

@@ -21,7 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
-from . import IbverifyError
+from .errors import IbverifyError
 from .blocks import Params
 
 

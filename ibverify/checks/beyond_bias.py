@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec

@@ -53,7 +53,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .. import geometry as geo
 from ..optim import OptimizerSpec, info
 from ..oracles import kkt, maxmargin

@@ -47,7 +47,7 @@ import numpy as np
 from hypothesis import assume as hypothesis_assume
 from hypothesis import strategies as st
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
 from ..optim import OptimizerSpec

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_expit
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..claims import CheckContext
 from ..evidence import Outcome, Series
 from ..jsonio import plain

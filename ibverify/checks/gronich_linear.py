@@ -23,7 +23,7 @@ import math
 
 from hypothesis import reject
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 from ..claims import CheckContext
 from ..evidence import Outcome, Series

@@ -22,7 +22,7 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..claims import CheckContext
 from ..strategies import linear as S
 from ..strategies.linear import discrimination

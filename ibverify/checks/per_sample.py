@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..claims import CheckContext
 from ..strategies import linear as S
 from ..strategies import scaled as SC

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..claims import CheckContext
 from ..strategies import linear as S
 from ..optim import info

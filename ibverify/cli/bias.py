@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..optim.table import KNOBS, ORDERS, names
 from .output import add_intercept_option, dump, nonneg_int
 

@@ -16,7 +16,8 @@ import os
 import sys
 import warnings
 
-from .. import IbverifyError, __version__
+from ..errors import IbverifyError
+from ..version import __version__
 
 from .output import (EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, add_intercept_option, data_json, dump, load_data,
                      one_line)

@@ -9,7 +9,7 @@ import json
 import sys
 import warnings
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .output import first_call, kernel_note, spec_from_args
 from ..jsonio import plain
 

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..jsonio import plain
 from ..optim.table import KNOBS
 

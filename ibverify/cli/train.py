@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
 from .output import (add_intercept_option, nonneg_int, data_json, dump, first_call, kernel_note, load_data, say,

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .. import claims as registry
 from .output import dump
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .dataset import Dataset, _real_array, make
 
 SEPARABILITY_TOL = 1e-9

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .dataset import Dataset
 
 

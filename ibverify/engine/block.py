@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..blocks import Params, copy, inner
 from ..cache import fingerprint
 from ..losses import check_loss, evaluate

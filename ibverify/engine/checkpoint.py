@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..atomic import atomic_write
 
 VERSION = 1

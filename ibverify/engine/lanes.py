@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import numba as nb
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..optim import OptimizerSpec, Sampler
 from . import kernels as K
 from .trajectory import Run, frozen, log_checkpoints

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..models import initial_point
 from ..optim import OptimizerSpec
 from ..optim.logframe import ScheduleWarning

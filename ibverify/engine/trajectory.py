@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..blocks import Params, flatten
 
 DIAGNOSTICS = {

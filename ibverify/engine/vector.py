@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..optim import NAMES, OptimizerSpec, Sampler, build
 from ..optim.backend import Float64, MPMath
 from . import kernels as K

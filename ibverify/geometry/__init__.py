@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .base import Geometry, GeometryBase, nuclear, polar, spectral  # noqa: F401
 from .hybrid import Hybrid
 from .l1 import L1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..blocks import Params
 from .base import GeometryBase, cvx_nuclear, cvx_spectral, cvx_vec, nuclear, polar, spectral
 from .linf import linf_face

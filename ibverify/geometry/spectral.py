@@ -10,7 +10,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..blocks import Params
 from .base import GeometryBase, cvx_nuclear, cvx_psd_combo, cvx_spectral, nuclear, polar, spectral, spectral_face
 

@@ -26,7 +26,8 @@ import types
 from dataclasses import fields, replace
 from typing import Any, Callable, Mapping, NamedTuple
 
-from .. import IbverifyError, optfile
+from .. import optfile
+from ..errors import IbverifyError
 from .spec import OptimizerSpec
 from .table import DEPRECATED, KNOBS, NAMES
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..blocks import Params
 from ..geometry.base import as_matrix, polar as _polar
 from . import protocol as _protocol

@@ -31,7 +31,8 @@ import types
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import IbverifyError, optfile
+from .. import optfile
+from ..errors import IbverifyError
 from .table import OptimizerInfo
 from .userfile import UserChains
 

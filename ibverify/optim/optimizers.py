@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .. import geometry as geo
 from ..blocks import Params
 from . import logframe as F

@@ -17,7 +17,8 @@ import warnings
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
-from .. import IbverifyError, optfile
+from .. import optfile
+from ..errors import IbverifyError
 from ..losses import check_loss
 from .table import DEFAULTS, DEPRECATED, KNOBS, NAMES, ORDERS, VECTOR_LR_DECAY, OptimizerInfo, info
 

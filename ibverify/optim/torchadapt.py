@@ -24,7 +24,7 @@ import inspect
 import types
 from typing import Any, Mapping
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .table import OptimizerInfo
 from .userfile import UserChains
 

@@ -15,7 +15,7 @@ import types
 from dataclasses import replace
 from typing import Any, Mapping
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .table import OptimizerInfo
 from .torchadapt import TorchChains, _torch, row
 

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .. import IbverifyError, optfile
+from .. import optfile
+from ..errors import IbverifyError
 from .table import KNOBS, NAMES, OptimizerInfo
 
 # knobs a user's optimizer may default (the hybrids' lr_matrix/lr_vector, the sample order, loss and seed are the

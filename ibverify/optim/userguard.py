@@ -5,7 +5,7 @@ types, so a block chain the compiled engine recognises still runs compiled."""
 
 from __future__ import annotations
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 
 class UserChainError(IbverifyError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .backend import Float64
 from .logframe import Scaled
 from .optimizers import build, make_optimizer

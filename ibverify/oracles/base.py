@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..data.dataset import inert_coordinates
 
 SUPPORT_RTOL = 1e-6  # support vector: λ_i > SUPPORT_RTOL·max λ and z_i·w ≤ (1 + SUPPORT_RTOL)·min_j z_j·w

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 CERT_RTOL = 1e-7
 ACTIVE = 1e-9   # a coordinate within R·ACTIVE of ±R is on the box's face

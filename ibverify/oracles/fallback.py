@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .base import SUPPORT_RTOL, certify, column_scale, solve_primal
 
 STRICT = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=2000,

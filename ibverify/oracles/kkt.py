@@ -28,7 +28,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.optimize import nnls
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..blocks import Params
 from ..cache import fingerprint
 from .base import Memo

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .base import CLARABEL, MaxMargin, prepared
 
 LP_CERT_RTOL = 1e-6   # the power-cone solve reaches ~1e-9; 1e-6 of γ_p is far below any claim's tolerance

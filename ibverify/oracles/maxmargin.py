@@ -25,7 +25,7 @@ import copy
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..cache import fingerprint
 from .base import (CERT_RTOL, CLARABEL, DUAL, ORD, SUPPORT_RTOL, MaxMargin, Memo, certify,  # noqa: F401 (their
                    column_scale, data_scale, lp_exponent, norm_of, prepared, residuals)  # home before lp, fallback)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..data import Dataset
 from ..optim import OptimizerSpec
 from .recipe import DATA_SOURCES, DataRecipe, ModelRecipe, Recipe

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .. import models as M
 from ..cache import fingerprint
 from ..claims import file_sha256

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..atomic import atomic_write_all
 from ..jsonio import plain
 from .figures import FigureMaker, figure_key, svg_file

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 
 @dataclass

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .html import render_report
 from .schema import load_results, summarize, validate_results, write_results
 

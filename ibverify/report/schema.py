@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..atomic import atomic_write
 from ..evidence import decision_counts
 

@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .. import IbverifyError, __version__
+from ..errors import IbverifyError
+from ..version import __version__
 from ..checks import bias
 from ..claims import file_sha256
 from .claim import provenance as code_provenance, versions

@@ -15,7 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from .. import IbverifyError, __version__
+from ..errors import IbverifyError
+from ..version import __version__
 from ..cache import for_claim
 from ..claims import CheckContext, Claim, as_expected, file_sha256, verdict
 from ..evidence import Outcome

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..oracles import max_margin, normalized_margin
 from ..strategies.linear import COS_MAX, LINF_GAP_MIN, NEAR_LINF
 from ..theory import fixed_point

@@ -35,7 +35,8 @@ from typing import Callable, Iterator
 
 from hypothesis.errors import HypothesisDeprecationWarning
 
-from .. import IbverifyError, profiles
+from .. import profiles
+from ..errors import IbverifyError
 from ..cache import RUNS_ENV, state_fingerprint
 from .claim import claim_row, run_claim
 

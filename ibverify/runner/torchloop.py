@@ -25,7 +25,7 @@ import time
 import numba as nb
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..cache import fingerprint
 from ..engine.trajectory import Run, frozen, log_checkpoints
 from ..optim import Sampler

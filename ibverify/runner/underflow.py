@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..checks import bias, rules
 from ..optim.backend import Float64
 from ..recipes import RunStore

@@ -26,7 +26,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..data.dataset import make
 from ..oracles import max_margin
 from .linear import Certified, precond_limit

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 DEFAULT_TOL = 1e-9
 

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.linalg import null_space
 from scipy.optimize import linprog
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from .padam import PAdamSolution
 
 RANGE_TOL = 1e-9  # relative width below which a dual coordinate counts as determined

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..data.dataset import inert_coordinates
 from . import duals, padam
 from .certificate import DEFAULT_TOL

@@ -12,7 +12,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.optimize import linprog
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..oracles.fallback import min_norm_lower_bound
 
 SLACK = 1e-9  # relative relaxation of γ∞ so that rounding in γ∞ cannot empty S∞

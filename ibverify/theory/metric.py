@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 
 
 def simplex(c, n: int | None = None) -> np.ndarray:

@@ -14,7 +14,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.optimize import nnls
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from . import certificate
 from .certificate import Certificate
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import IbverifyError
+from ..errors import IbverifyError
 from ..data.dataset import inert_coordinates
 from ..oracles import max_margin, normalized_margin
 from ..oracles.maxmargin import data_scale
