@@ -45,8 +45,19 @@ def _torch():
 
 
 def parse(name: str, what: str = "--optimizer") -> tuple[type, dict]:
-    """(class, keyword arguments) of `torch:NAME[:k=v,...]`; one IbverifyError line for a bad name or value."""
+    """(class, keyword arguments) of `torch:NAME[:k=v,...]`; one IbverifyError line for a bad name or value.
+    `torch:Muon[:k=v]+PARTNER[:k=v]` and `torch:Muon:ns_float64=True` are torch's Muon (optim/torchmuon.py)."""
     body = name.strip()[len(PREFIX):]
+    if body.split(":", 1)[0].split("(", 1)[0].strip() == "Muon" or "+" in body:
+        from . import torchmuon
+
+        parts = [_parse_one(p, name, what) for p in torchmuon.split(body)]
+        if len(parts) > 1 or torchmuon.is_muon(parts[0][0]):
+            return torchmuon.resolve(*parts[0], parts, name, what)
+    return _parse_one(body, name, what)
+
+
+def _parse_one(body: str, name: str, what: str) -> tuple[type, dict]:
     cls_name, _, rest = body.partition(":")
     if not rest and "(" in body and body.endswith(")"):   # the row's own name: torch:Adam(eps=0)
         cls_name, _, rest = body[:-1].partition("(")
@@ -111,6 +122,11 @@ def row(cls: type, kwargs: Mapping[str, Any], source: str | None = None, what: s
     mod = "" if cls.__module__.startswith("torch.optim") else f"{cls.__module__}."
     args = ",".join(f"{k}={_fmt(v)}" for k, v in sorted(kwargs.items()))
     name = f"torch:{mod}{cls.__name__}" + (f"({args})" if args else "")
+    if hasattr(cls, "ibverify_name"):   # torch's Muon with its partner, or in float64 (optim/torchmuon.py)
+        from .torchmuon import check_keys
+
+        check_keys(cls, kwargs, label)
+        name = cls.ibverify_name(kwargs)
     source = source or name
     torch = _torch()
     sha = hashlib.sha256(repr((torch.__version__, cls.__module__, cls.__qualname__, sorted(kwargs.items()),
@@ -127,6 +143,20 @@ def row(cls: type, kwargs: Mapping[str, Any], source: str | None = None, what: s
                          user=chains, vector=vector, owns_schedule=True)
 
 
+def hyperparameters(cls: type, kwargs: Mapping[str, Any]) -> dict:
+    """The torch optimizer's own hyper-parameters: its param_groups' entries (all but params and lr, which is ibverify's
+    schedule) on a one-element float64 parameter, each a stable JSON value (userfile.plain_value); the keyword
+    arguments when it cannot be made so."""
+    from .userfile import plain_value
+
+    torch = _torch()
+    try:
+        group = dict(cls([torch.zeros(1, dtype=torch.float64)], lr=1.0, **kwargs).param_groups[0])
+    except Exception:   # noqa: BLE001  (refused when the run makes it: torch_step, one line)
+        group = dict(kwargs)
+    return {k: plain_value(v) for k, v in sorted(group.items()) if k not in ("params", "lr")}
+
+
 def heavy_ball_scale(cls: type, kwargs: Mapping[str, Any]) -> float | None:
     """(1 − μ)/(1 − dampening) for torch.optim.SGD without weight decay or maximize (its step is lr·(1 − d)/(1 − μ)
     times the gradient once the momentum buffer has settled): the factor that makes lr = scale/β act as GD's 1/β.
@@ -141,9 +171,18 @@ def heavy_ball_scale(cls: type, kwargs: Mapping[str, Any]) -> float | None:
 class TorchChains(UserChains):
     """A torch optimizer's row's origin: pickled by its class and keyword arguments (rebuilt on unpickling)."""
 
+    library = "torch"
+
     def __init__(self, source, sha256, vector, made):
         super().__init__(source, sha256, vector, None)
         self._made = made
+
+    @property
+    def hyperparameters(self) -> dict:
+        """The optimizer's own hyper-parameters (`hyperparameters`; ForeignSpec.to_json), made once."""
+        if "_hyper" not in self.__dict__:
+            self._hyper = hyperparameters(*self._made[:2])
+        return self._hyper
 
     def row_reduce(self):
         cls, kwargs, knobs = self._made

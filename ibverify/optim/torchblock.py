@@ -34,9 +34,27 @@ def with_blocks(r: OptimizerInfo) -> OptimizerInfo:
 
     chains = _BlockChains(r.user.source, r.user.sha256, r.vector, (cls, kwargs, knobs), block)
     chains.gd_step_scale = r.user.gd_step_scale   # bias's constant-step choice for a plain SGD (runner.bias)
+    if _muon(cls):   # torch's Muon: 2-D blocks only, the block models only (optim/torchmuon.py)
+        from . import torchmuon
+
+        bare = torchmuon.matrices_only(cls)
+        chains.matrices_only = bare   # its first steps are probed on a matrix only (userprobe)
+        skips = {"two-layer": torchmuon.SKIP} if bare else {}
+        return replace(r, models=("block",), implementations=types.MappingProxyType({"block": ("reference",)}),
+                       user=chains, block=block, vector=None, skips=types.MappingProxyType(skips),
+                       update=torchmuon.update_line(cls, kwargs))
     return replace(r, models=("vector", "block"),
                    implementations=types.MappingProxyType({"vector": ("reference",), "block": ("reference",)}),
                    user=chains, block=block)
+
+
+def _muon(cls) -> bool:
+    """torch's Muon (or a subclass, or ibverify's MuonPartition): without importing torchmuon for other rows."""
+    import sys
+
+    return any(getattr(c, "__name__", "") in ("Muon", "MuonPartition") and
+               (c.__module__.startswith("torch.optim") or c.__module__ == "ibverify.optim.torchmuon")
+               for c in getattr(cls, "__mro__", ())) and "torch" in sys.modules
 
 
 class _BlockChains(TorchChains):
@@ -71,11 +89,17 @@ def torch_block(cls: type, kwargs: Mapping[str, Any], lr: float, lr_decay: float
 
     torch = _torch()
     eta0, a = float(lr), float(lr_decay)
+    one_thread = _muon(cls)
 
     class TorchStep(Transform):
         def init(self, params):
             ps = {k: torch.tensor(np.asarray(v, dtype=np.float64), dtype=torch.float64, requires_grad=True)
                   for k, v in params.items()}
+            if _muon(cls) and any(v.ndim != 2 for v in ps.values()):
+                from . import torchmuon
+
+                if torchmuon.matrices_only(cls):
+                    raise torchmuon.partner_error(name, ps)
             try:
                 opt = cls(list(ps.values()), lr=eta0, **kwargs)
             except (TypeError, ValueError) as e:
@@ -95,7 +119,15 @@ def torch_block(cls: type, kwargs: Mapping[str, Any], lr: float, lr_decay: float
                     p.grad = torch.from_numpy(np.array(x[k], dtype=np.float64))
                 for g in st.opt.param_groups:
                     g["lr"] = eta
-            st.opt.step()
+            if one_thread:   # Muon's tiny matmuls: torch's thread pool costs ×5–100 on a busy machine
+                n = torch.get_num_threads()
+                torch.set_num_threads(1)
+                try:
+                    st.opt.step()
+                finally:
+                    torch.set_num_threads(n)
+            else:
+                st.opt.step()
             with torch.no_grad():
                 return {k: -((p - before[k]).numpy() / eta) for k, p in st.ps.items()}, st
 

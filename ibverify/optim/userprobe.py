@@ -5,6 +5,8 @@ option (`--optimizer`), before any run: the commands call `probe` on a spec that
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import IbverifyError
@@ -45,11 +47,12 @@ def probe(spec: OptimizerSpec, what: str = "--optimizer") -> None:
 def _vector(spec: OptimizerSpec) -> None:
     rng = np.random.default_rng(0)
     d = 4
-    ch = build(spec.resolved(3), Float64())
+    sp = spec.resolved(max(3, spec.batch_size or 3))   # 3 samples, or as many as the run's batch
+    ch = build(sp, Float64())
     w = np.zeros(d)
     state = ch.init(w)
     for _ in range(2):
-        G = rng.standard_normal((3, d))
+        G = rng.standard_normal((sp.batch_size, d))
         g = G.mean(axis=0)
         u, state = ch.update(g, state, w, per_sample=G)
         _check(u, (d,))
@@ -59,7 +62,9 @@ def _vector(spec: OptimizerSpec) -> None:
 def _block(spec: OptimizerSpec) -> None:
     rng = np.random.default_rng(0)
     theta = {"W": np.zeros((2, 3)), "a": np.zeros(3)}
-    opt = make_optimizer(spec, params=theta, L=1.0, warn=False)
+    if getattr(spec.row.user, "matrices_only", False):   # torch's bare Muon: 2-D blocks only (optim/torchmuon.py)
+        theta.pop("a")
+    opt = make_optimizer(replace(spec, batch_size=None), params=theta, L=1.0, warn=False)   # full batch: no b
     opt.init(theta)
     for _ in range(2):
         u = opt.update(Scaled({k: rng.standard_normal(v.shape) for k, v in theta.items()}, 0.0), theta)
