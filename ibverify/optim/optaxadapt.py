@@ -89,7 +89,9 @@ def row_from_name(name: str, what: str = "--optimizer") -> OptimizerInfo:
     if not rest and "(" in body and body.endswith(")"):   # the row's own name: optax:adam(eps=0)
         fn_name, _, rest = body[:-1].partition("(")
     optax = _optax()
-    fn = getattr(optax, fn_name, None) if fn_name.isidentifier() else None
+    fn = optax
+    for part in fn_name.split("."):   # optax.contrib's too: optax:contrib.muon
+        fn = getattr(fn, part, None) if part.isidentifier() else None
     if not (callable(fn) and _takes_lr(fn)):
         known = sorted(n for n, f in vars(optax).items() if not n.startswith("_") and callable(f) and _takes_lr(f)
                        and not isinstance(f, type))
@@ -122,6 +124,8 @@ def _fmt(v: Any) -> str:
 def _label(fn: Any) -> str:
     mod = getattr(fn, "__module__", "") or ""
     name = getattr(fn, "__qualname__", getattr(fn, "__name__", type(fn).__name__))
+    if mod.startswith("optax.contrib"):   # optax.contrib.muon: named as it is called
+        return f"contrib.{name}"
     return name if mod.startswith("optax") else f"{mod}.{name}"
 
 
@@ -164,7 +168,28 @@ def factory_row(fn: Any, kwargs: Mapping[str, Any], source: str | None = None, w
         return optax_step(xp, make, spec.lr, spec.lr_decay, name)
 
     chains = OptaxChains(source, sha, vector, (fn, kwargs, knobs))
-    return _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, chains, make)
+    return _muon(fn, kwargs, _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, chains, make))
+
+
+def _muon(fn: Any, kwargs: Mapping[str, Any], row: OptimizerInfo) -> OptimizerInfo:
+    """optax.contrib.muon's row: the block models only (its own split: Muon on the 2-D blocks, AdamW on the others;
+    on the linear model it would be AdamW alone), its update line naming the geometry it implies."""
+    from dataclasses import replace
+
+    if fn is not getattr(getattr(sys.modules.get("optax"), "contrib", None), "muon", None):
+        return row
+    eps = float(kwargs.get("eps", 1e-8))
+    implied = ("the Muon–Adam hybrid max{c‖W‖_msp, ‖a‖∞}, c = 1/√max(1, fan_out/fan_in) = 1 for W (m × d), m ≥ d "
+               "(optax reads axis 0 as fan_in)" if eps == 0 and not kwargs.get("adam_learning_rate")
+               and not kwargs.get("consistent_rms") else "not one of paper 2's (give eps=0)")
+    update = (f"optax.contrib.muon({', '.join(f'{k}={_fmt(v)}' for k, v in sorted(kwargs.items()))}) run unchanged in "
+              f"float64: its own split, Muon (Newton–Schulz in float64, {int(kwargs.get('ns_steps', 5))} steps; "
+              f"update × √max(1, fan_out/fan_in)) on the 2-D blocks, AdamW (ε = eps) on the others, one learning_rate "
+              f"η_t for both; implied geometry: {implied}")
+    return replace(row, models=("block",), implementations=types.MappingProxyType({"block": ("reference",)}),
+                   vector=None, update=update)
+
+
 
 
 def heavy_ball_scale(fn: Any, kwargs: Mapping[str, Any]) -> float | None:
