@@ -248,9 +248,9 @@ def on_user_data(claims: list, args, everything: list | None = None) -> list:
     """The data.* claims with their dataset replaced by the user's file (validated here first: a bad file is one
     line and exit 2 before anything runs: the recipe the claims build, recipes.settings.claim_datasets); the report
     goes to reports/data-<file stem>/ unless --report says. Before any run, how far apart ŵ2, the ℓ∞ max margin and
-    p* are on the file (runner.discern): the pairs that coincide are said on stderr, and a control whose target
-    coincides with the answer of the claim it controls (in `everything`, the registry) gets `not_applicable` (its
-    verdict "not applicable", runner.run_claim)."""
+    p* are on the file (runner.discern): a control whose target is within its own tolerance of the answer of the
+    claim it controls (in `everything`, the registry) gets `not_applicable` (its verdict "not applicable",
+    runner.run_claim), said on stderr."""
     from ..data.files import require_run_scale  # start-up time: the parser never loads data
     from ..recipes.cli import user_file
 
@@ -271,28 +271,40 @@ def on_user_data(claims: list, args, everything: list | None = None) -> list:
 
 
 def mark_not_applicable(claims: list, Z, everything: list, tier: str, name: str) -> list:
-    """`claims` with `not_applicable` = {reason, figures} in the params of each control that Z cannot refute (its
-    target coincides with the answer of a claim that lists it among its controls, runner.discern); the coinciding
-    pairs and those controls said on stderr, one line each."""
+    """`claims` with `not_applicable` = {reason, figures} in the params of each control that Z cannot refute: a run
+    at the answer of a claim that lists it among its controls passes the control's closeness test, by the control's
+    own tolerances (runner.discern; for the ℓ∞ answer, the directions within that claim's gap_max of γ∞). Those
+    controls, and the measures that could not be made, are said on stderr, one line each."""
     from ..runner import discern  # start-up time: the oracles
 
     controls = [c for c in claims if c.status == "control" and "target" in c.params_for(tier)]
     if not controls:
         return claims
-    sep = discern.measure(Z)
-    for line in discern.coinciding(sep):
-        print(f"{name}: {line}", file=sys.stderr)
-    for what, why in sep.missing.items():
-        print(f"{name}: {what} not measured ({why}); the controls that need it are judged", file=sys.stderr)
+    pairs = {c.id: [(p, p.params_for(tier).get("target")) for p in everything
+                    if c.id in p.controls and tier in p.tiers and p.params_for(tier).get("target")] for c in controls}
+    # one measure per ℓ∞ radius (the gap_max of a claim whose answer is ℓ∞; the other measures do not depend on it)
+    def radius(p, answer):   # a claim without gap_max: its control is judged (the near-ℓ∞ cosines not computed)
+        return p.tol("gap_max") if answer == "linf" and "gap_max" in p.tolerances else None
+
+    radii = {radius(p, a) for ps in pairs.values() for p, a in ps if radius(p, a) is not None} or {None}
+    seps = {r: discern.measure(Z, r) for r in radii}
+    said = {f"{name}: {what} not measured ({why}); the controls that need it are judged"
+            for sep in seps.values() for what, why in sep.missing.items()}
+    for line in sorted(said):
+        print(line, file=sys.stderr)
     out = []
     for c in claims:
-        answers = [p.params_for(tier).get("target") for p in everything if c.id in p.controls and tier in p.tiers]
-        target = c.params_for(tier).get("target") if c in controls else None
-        reason = next((r for a in answers if a and (r := discern.not_applicable(sep, a, target))), "")
+        reason, figures = "", None
+        for p, answer in pairs.get(c.id, []):
+            sep = seps[radius(p, answer)] if radius(p, answer) is not None else next(iter(seps.values()))
+            reason = discern.not_applicable(sep, answer, c, tier)
+            if reason:
+                figures = sep.figures()
+                break
         if reason:
             print(f"{c.id}: {reason}", file=sys.stderr)
             c = dataclasses.replace(c, params={**c.params, "not_applicable": {"reason": reason,
-                                                                               "figures": sep.figures()}})
+                                                                               "figures": figures}})
         out.append(c)
     return out
 
