@@ -150,7 +150,10 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
     """The runs of `run` on several datasets at once (one Run each, in order): k > 1 datasets of stackable specs of
     one signature are the rows of one (k, d_max) torch parameter, zero-padded (a zero feature never moves under an
     elementwise update; a zero sample adds nothing to the gradient, which is divided by each dataset's own batch
-    size), so one torch step makes k steps. `extend`: the runs of one earlier call on the same datasets, continued."""
+    size), so one torch step makes k steps. `extend`: the runs of one earlier call on the same datasets, continued.
+    The columns zero in every dataset are set aside (docs/own-data.md): the torch parameter holds the others only, and
+    the iterate keeps 0 there; an optimizer that moves a zero-gradient coordinate (not `pads_safely`: Adam at ε = 0)
+    stacks only datasets with the same zero columns. A NaN step where the gradient is 0 (a 0/0) is that error line."""
     import torch
 
     k = len(Zs)
@@ -166,12 +169,18 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
     Zp = np.zeros((k, nmax + 1, dmax))   # row nmax: the zero sample that pads a smaller batch
     for i, Z in enumerate(Zs):
         Zp[i, :ns[i], :ds[i]] = Z
+    # the data's zero columns are set aside (docs/own-data.md): torch runs on the others, the iterate keeps 0 there
+    keep = np.flatnonzero(np.any(Zp != 0, axis=(0, 1)))
+    if k > 1 and not pads_safely(spec) and any(not np.any(Zp[i][:, keep] != 0, axis=0).all() for i in range(k)):
+        raise IbverifyError(f"{spec.name} moves a coordinate whose gradient is 0: datasets with other zero columns "
+                            f"cannot be stacked")
+    Zp, dlive = np.ascontiguousarray(Zp[:, :, keep]), len(keep)
     cls, kwargs, _ = spec.user.user._made
     cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
     t0 = time.perf_counter()
-    p = torch.zeros(dmax if k == 1 else (k, dmax), dtype=torch.float64, requires_grad=True)
+    p = torch.zeros(dlive if k == 1 else (k, dlive), dtype=torch.float64, requires_grad=True)
     w = p.detach().numpy()   # a view of p: the torch step updates it in place
-    w2 = w.reshape(k, dmax)
+    w2 = w.reshape(k, dlive)
     try:
         opt = cls([p], lr=float(spec.lr), **kwargs)
     except (TypeError, ValueError) as e:
@@ -179,7 +188,7 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
                             f"{' '.join(str(e).split())}") from None
     eta0, a = float(spec.lr), float(spec.lr_decay)
     identity = fingerprint(([Z for Z in Zs], [sp.name for sp in specs], [repr(sp) for sp in specs]))
-    ws = np.empty((len(cps), k, dmax))
+    ws = np.zeros((len(cps), k, dmax))
     state = _continue(extend, identity, cps, ws)
     if state is None:
         samplers = [Sampler(n, b, sp.order, sp.seed) for n, b, sp in zip(ns, bs, specs, strict=True)]
@@ -193,9 +202,9 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
     grad = torch.zeros_like(p, requires_grad=False)
     g = grad.numpy()          # the gradient is written here; torch reads it as p.grad
     p.grad = grad
-    g2 = g.reshape(k, dmax)
+    g2 = g.reshape(k, dlive)
     step = _step_of(opt)
-    before = np.empty((k, dmax))
+    before = np.empty((k, dlive))
     scale = -1.0 / np.asarray(bs, np.float64)
     logistic = spec.loss == "logistic"
     last = int(cps[-1])
@@ -218,10 +227,14 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
                 step()
                 _stalls(w2, before, g2, stalled, streak)
                 while j < len(cps) and cps[j] == t:
-                    ws[j] = w2
+                    ws[j][:, keep] = w2
                     j += 1
             if not np.isfinite(w).all():
-                bad = _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a)
+                bad, col = _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a)
+                if col is not None:
+                    raise IbverifyError(f"{spec.name}: non-finite iterate by step {bad}: 0/0 in coordinate "
+                                        f"{int(keep[col])} at step {bad} (its step is NaN where its gradient is 0; "
+                                        f"the coordinate is not zero in every sample, so it is not set aside)")
                 raise IbverifyError(f"{spec.name}: non-finite iterate by step {bad} (overflow: reduce --lr or check "
                                     f"the knobs and the data scale)")
             if progress:
@@ -236,9 +249,10 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
                 final_state={**final, "member": i}) for i in range(k)]
 
 
-def _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a) -> int:
+def _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a) -> tuple[int, int | None]:
     """The first step of the chunk that started at `snap` (its step, w and optimizer state; `idx` its samples)
-    after which w is not finite: the chunk replayed step by step, as the engine checks each step."""
+    after which w is not finite: the chunk replayed step by step, as the engine checks each step; with the first
+    column (of the run's parameter) that became NaN where its gradient was 0 (a 0/0), or None."""
     t, w0, state = snap
     w[:] = w0
     opt.load_state_dict(state)
@@ -249,8 +263,9 @@ def _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0
         group["lr"] = eta0 * float(t) ** (-a)
         step()
         if not np.isfinite(w).all():
-            return t
-    return t
+            cols = np.flatnonzero(np.any(np.isnan(w2) & (g2 == 0), axis=0))
+            return t, (int(cols[0]) if len(cols) else None)
+    return t, None
 
 
 def _continue(prev: list | None, identity: str, cps: np.ndarray, ws: np.ndarray) -> dict | None:
@@ -291,7 +306,8 @@ class ForeignStore(RunStore):
         groups: dict = {}
         for r in recipes:
             if self._loop(r) and stackable(r.spec):
-                d = None if pads_safely(r.spec) else self.data(r.data).Z.shape[1]
+                Z = self.data(r.data).Z   # an optimizer that moves a zero-gradient coordinate: same zero columns
+                d = None if pads_safely(r.spec) else (Z.shape[1], tuple(np.flatnonzero(~np.any(Z != 0, axis=0))))
                 groups.setdefault((signature(r.spec), r.steps, r.checkpoints, d), []).append(r)
         for members in groups.values():
             if len(members) > 1:
