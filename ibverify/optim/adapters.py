@@ -129,6 +129,9 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
         from .torchblock import with_blocks   # torch on the block models too
 
         spec = replace(spec, user=with_blocks(spec.user))
+    from .userfile import foreign
+
+    spec = foreign(spec)   # a torch or optax optimizer: its JSON lists its own hyper-parameters
     if probe:
         from .userprobe import probe as first_steps  # numpy
 

@@ -168,6 +168,7 @@ def factory_row(fn: Any, kwargs: Mapping[str, Any], source: str | None = None, w
         return optax_step(xp, make, spec.lr, spec.lr_decay, name)
 
     chains = OptaxChains(source, sha, vector, (fn, kwargs, knobs))
+    chains.hyperparameters = factory_hyperparameters(fn, kwargs)
     return _muon(fn, kwargs, _row(name, f"{_label(fn)}({args}) of optax", vector, knobs, chains, make))
 
 
@@ -190,6 +191,38 @@ def _muon(fn: Any, kwargs: Mapping[str, Any], row: OptimizerInfo) -> OptimizerIn
                    vector=None, update=update)
 
 
+def factory_hyperparameters(fn: Any, kwargs: Mapping[str, Any]) -> dict:
+    """The hyper-parameters of optax factory `fn(learning_rate, **kwargs)`: its parameters' defaults with `kwargs`
+    over them (learning_rate is ibverify's schedule), each a stable JSON value (userfile.plain_value)."""
+    from .userfile import plain_value
+
+    try:
+        sig = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        sig = {}
+    out = {k: p.default for k, p in sig.items() if k != LR and p.default is not p.empty
+           and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    out.update(kwargs)
+    return {k: plain_value(v) for k, v in sorted(out.items()) if k != LR}
+
+
+def _inside(tx: Any) -> tuple[Any, dict] | None:
+    """(the factory, its hyper-parameters but learning_rate) of an optax.inject_hyperparams transformation, read from
+    its init function's closure (optax's inner_factory, numeric_hps, other_hps); None where that is not found."""
+    import numpy as np
+
+    fn = getattr(tx, "init", None)
+    try:
+        cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ()), strict=True))
+    except (AttributeError, ValueError):
+        return None
+    inner = cells.get("inner_factory")
+    if not callable(inner) or not isinstance(cells.get("numeric_hps"), Mapping):
+        return None
+    hps = {**dict(cells.get("other_hps") or {}), **dict(cells["numeric_hps"])}
+    hps = {k: (float(np.asarray(v)) if np.ndim(v) == 0 and not isinstance(v, (bool, str)) and v is not None
+               and np.issubdtype(np.asarray(v).dtype, np.number) else v) for k, v in hps.items() if k != LR}
+    return inner, hps
 
 
 def heavy_ball_scale(fn: Any, kwargs: Mapping[str, Any]) -> float | None:
@@ -224,14 +257,33 @@ def _injected_row(tx: Any, what: str) -> OptimizerInfo:
         raise IbverifyError(f"{what}: this optax transformation has no learning_rate hyperparameter, so ibverify "
                             f"cannot set η_t: give the factory (optax.adam, functools.partial(optax.adam, eps=0.0)) or "
                             f"optax.inject_hyperparams(f)(learning_rate=..., ...)")
+    from .userfile import plain_value
+
     knobs = {"lr": float(np.asarray(hp[LR]))}
-    name = f"optax:transformation@{id(tx):x}"
-    sha = hashlib.sha256(f"{name}:{id(tx)}".encode()).hexdigest()
+    found = _inside(tx)
+    if found is not None:   # its factory and hyper-parameters: a stable name, the same in every process
+        fn, hps = found
+        own = factory_hyperparameters(fn, hps)
+        try:
+            defaults = factory_hyperparameters(fn, {})
+        except Exception:   # noqa: BLE001
+            defaults = {}
+        args = ",".join(f"{k}={_fmt(v)}" for k, v in own.items() if k not in defaults or defaults[k] != v)
+        name = f"optax:inject_hyperparams({_label(fn)})" + (f"({args})" if args else "")
+        code = "" if (getattr(fn, "__module__", "") or "").startswith("optax") else _code_hash(fn)
+        sha = hashlib.sha256(repr((_optax().__version__, name, code, sorted(own.items()),
+                                   sorted(knobs.items()))).encode()).hexdigest()
+    else:   # a transformation whose factory is not found: named by its hyper-parameters; its runs by this object
+        own = {k: plain_value(v) for k, v in sorted(hp.items()) if k != LR}
+        args = ",".join(f"{k}={_fmt(v)}" for k, v in own.items())
+        name = "optax:transformation" + (f"({args})" if args else "")
+        sha = hashlib.sha256(f"{name}:{id(tx)}".encode()).hexdigest()
 
     def vector(spec, xp):
         return optax_step(xp, lambda: tx, spec.lr, spec.lr_decay, name)
 
     chains = OptaxChains(name, sha, vector, None)
+    chains.hyperparameters = own
     return _row(name, "an optax.inject_hyperparams transformation", vector, knobs, chains, lambda: tx)
 
 
@@ -270,14 +322,16 @@ def _row_from_file(body: str, name: str, what: str) -> OptimizerInfo:
     if _is_transformation(fn):
         row = _injected_row(fn, f"{what} {name}")
         vector, tx = row.vector, fn
-        return _row(source, row.update.split(" run unchanged")[0], vector, row.defaults,
-                    OptaxChains(source, sha, vector, None, file=True), lambda: tx)
+        chains = OptaxChains(source, sha, vector, None, file=True)
+        chains.hyperparameters = row.user.hyperparameters
+        return _row(source, row.update.split(" run unchanged")[0], vector, row.defaults, chains, lambda: tx)
     if not (callable(fn) and _takes_lr(fn)):
         raise IbverifyError(f"{what} {name}: {func} must take learning_rate (an optax factory) or return an optax "
                             f"factory or an optax.inject_hyperparams transformation, got {type(fn).__name__}")
     row = factory_row(fn, {}, source, what, sha=sha)
-    return _row(source, f"{func} of {p.name}", row.vector, row.defaults,
-                OptaxChains(source, sha, row.vector, None, file=True), lambda: _injected(fn, {}, name))
+    chains = OptaxChains(source, sha, row.vector, None, file=True)
+    chains.hyperparameters = row.user.hyperparameters
+    return _row(source, f"{func} of {p.name}", row.vector, row.defaults, chains, lambda: _injected(fn, {}, name))
 
 
 @functools.lru_cache(maxsize=16)
@@ -299,6 +353,8 @@ def _file_function(path: str, func: str, sha: str, src: bytes, name: str, what: 
 class OptaxChains(UserChains):
     """An optax optimizer's row's origin: pickled by its function and keyword arguments, or by its file (reloaded,
     refused if changed); an inject_hyperparams object made in this process is not picklable."""
+
+    library = "optax"
 
     def __init__(self, source, sha256, vector, made, file: bool = False):
         super().__init__(source, sha256, vector, None)

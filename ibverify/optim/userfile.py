@@ -36,12 +36,13 @@ import hashlib
 import re
 import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .. import optfile
 from ..errors import IbverifyError
+from .spec import OptimizerSpec
 from .table import KNOBS, NAMES, OptimizerInfo
 
 # knobs a user's optimizer may default (the hybrids' lr_matrix/lr_vector, the sample order, loss and seed are the
@@ -68,6 +69,8 @@ class UserChains:
     lr = s/β as large in effect as plain GD's 1/β (s = (1 − μ)/(1 − dampening)); None for any other optimizer."""
 
     gd_step_scale: float | None = None
+    hyperparameters: Mapping[str, Any] | None = None   # a torch or optax optimizer's own (ForeignSpec.to_json)
+    library: str | None = None
 
     def __init__(self, source: str, sha256: str, vector, block):
         self.source, self.sha256, self.vector, self.block = source, sha256, vector, block
@@ -83,6 +86,46 @@ class UserChains:
 
     def row_reduce(self):
         return (_reloaded, (self.source, self.sha256))
+
+
+def plain_value(v: Any) -> Any:
+    """A foreign optimizer's hyper-parameter as a stable JSON value: numbers, booleans, strings and None as they are
+    (a 0-d array: its number), tuples and lists elementwise, a function or class by its module and name, anything
+    else by its type's name (never an address)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (tuple, list)):
+        return [plain_value(x) for x in v]
+    if getattr(v, "shape", None) == () and hasattr(v, "item"):
+        return plain_value(v.item())
+    if callable(v) and hasattr(v, "__qualname__"):
+        return f"{getattr(v, '__module__', '') or ''}.{v.__qualname__}".lstrip(".")
+    return type(v).__name__
+
+
+class ForeignSpec(OptimizerSpec):
+    """The spec of a torch or optax optimizer (`adapters.to_spec`): its JSON lists the optimizer's own
+    hyper-parameters (`hyperparameters`: torch's param_groups, optax's factory arguments or hyper-parameter state) and
+    ibverify's run settings (the lr and lr_decay of the schedule it sets, batch size, order, loss, seed), never the
+    table's knobs (beta1, eps, bias_correction, …), which such an optimizer does not read."""
+
+    def to_json(self) -> dict:
+        chains = self.user.user
+        own = getattr(chains, "hyperparameters", None)
+        if own is None:
+            return super().to_json()
+        out = {k: getattr(self, k) for k in ("name", "batch_size", "order", "lr", "lr_decay", "loss", "seed")}
+        out.update({k: getattr(self, k) for k in ("lr_matrix", "lr_vector") if getattr(self, k) is not None})
+        out.update(library=chains.library, hyperparameters=dict(own), source=chains.source,
+                   source_sha256=chains.sha256)
+        return out
+
+
+def foreign(spec: OptimizerSpec) -> OptimizerSpec:
+    """`spec` as a ForeignSpec when its row is a torch or optax optimizer's (its chains list hyperparameters)."""
+    if spec.user is None or getattr(spec.user.user, "hyperparameters", None) is None or isinstance(spec, ForeignSpec):
+        return spec
+    return ForeignSpec(**{f.name: getattr(spec, f.name) for f in fields(spec)})
 
 
 class _Bad(Exception):
