@@ -18,29 +18,72 @@ GENERATED = ("digits", "teacher", "linear")
 
 
 def _data(args):
-    """The data recipe of --data: a generated dataset (recipes.cli.generated_data), input matrices of an .npz
-    (matrix-linear; arrays known by their bytes) or a user's file (recipes.cli.user_file, known by its sha256;
-    a network model's data need only be separable by a network)."""
+    """(the data recipe of --data, the --standardize transform or None): a generated dataset
+    (recipes.cli.generated_data), input matrices of an .npz (matrix-linear; arrays known by their bytes), a user's file
+    (recipes.cli.user_file, known by its sha256; a network model's data need only be separable by a network) or, with
+    --standardize, the user's file standardized (`standardized`; arrays known by their bytes)."""
     from ..data.files import NETWORK_MODELS, load_matrices  # start-up time: the parser and --help never load data
     from ..recipes import DataRecipe
     from ..recipes.cli import generated_data, user_file
 
     kind = args.data
+    if getattr(args, "standardize", False):
+        return _standardized_file(args)
     if kind in GENERATED:
-        return generated_data(kind, args.n, args.d, args.seed or 0)
+        return generated_data(kind, args.n, args.d, args.seed or 0), None
     if str(kind).endswith(".npz") and args.model == "matrix-linear":  # input matrices: X of shape (n, p, r)
-        return DataRecipe.of_dataset(load_matrices(kind))   # one line for a damaged archive or inseparable data
-    return user_file(kind, intercept=args.intercept, network=args.model in NETWORK_MODELS)
+        return DataRecipe.of_dataset(load_matrices(kind)), None   # one line for a damaged archive or inseparable data
+    return user_file(kind, intercept=args.intercept, network=args.model in NETWORK_MODELS), None
+
+
+def standardized(D):
+    """(D with every feature centred at its mean and divided by its standard deviation, the means, the scales): the
+    `--standardize` of `train --model`. A constant feature is centred only (scale 1): it becomes 0, an inert
+    coordinate. Why: the nets here have no bias (f(c·x) = c^L f(x)), so on features that are all ≥ 0 (wine, iris,
+    pixel counts) w_j·x has one sign on nearly every sample, and a step that makes it ≤ 0 on all of them kills unit
+    j for good (σ = σ' = 0 there); centred features put every unit's hyperplane through the data, and unit scale
+    keeps a feature in thousands (wine's proline) from blowing up the first steps."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
+    from ..data.dataset import make
+
+    X = D.X.reshape(D.n, -1)
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    return make((X - mean) / scale, D.y, f"{D.name} standardized"), mean, scale
+
+
+def _standardized_file(args):
+    """--standardize: the user's file read (files.read_dataset), standardized, then --intercept's column of ones
+    appended, refused as the unstandardized file would be (its model must be able to separate it)."""
+    from ..data.files import NETWORK_MODELS, linear_refusal, network_refusal, read_dataset, with_intercept
+    from ..recipes import DataRecipe
+
+    if args.data in GENERATED:
+        raise IbverifyError(f"--standardize applies to a data file, not to generated data ({args.data})")
+    if args.model == "matrix-linear":
+        raise IbverifyError("--standardize applies to vector inputs, not to matrix-linear's input matrices")
+    D, mean, scale = standardized(read_dataset(args.data))
+    if args.intercept:   # after standardizing: the column of ones stays ones
+        D = with_intercept(D)
+    why = network_refusal(D) if args.model in NETWORK_MODELS else linear_refusal(D, args.intercept)
+    if why is not None:
+        raise IbverifyError(why)
+    return DataRecipe.of_dataset(D), {"mean": mean.tolist(), "scale": scale.tolist()}
 
 
 def _problem(args, store):
-    """(data recipe, model recipe, data, model, spec): the block model and optimizer spec of the parsed options,
-    the data and model built by `store`."""
+    """(data recipe, model recipe, data, model, spec, --standardize transform or None): the block model and
+    optimizer spec of the parsed options, the data and model built by `store`. The optimizer is checked first: an
+    unknown name is refused before any file is read."""
     from ..data.files import require_run_scale, x_degree  # start-up time, as in _data
     from ..recipes.cli import train_model
+    from .output import csv_lines_named
 
-    drec = _data(args)
-    data = store.data(drec)
+    spec = spec_from_args(args)
+    with csv_lines_named(args.data):   # a ragged CSV: the error names its line
+        drec, prep = _data(args)
+        data = store.data(drec)
     if args.data not in GENERATED:
         require_run_scale(data, 2 * x_degree(args.model, args.q, args.depth), "the squared gradients")
     kind = args.model
@@ -51,15 +94,14 @@ def _problem(args, store):
         raise IbverifyError(f"{kind} needs vector inputs")
     mrec = train_model(kind, args.width, args.q, args.depth)
     model = mrec.build(data)
-    spec = spec_from_args(args).for_block(model.L)
-    return drec, mrec, data, model, spec
+    return drec, mrec, data, model, spec.for_block(model.L), prep
 
 
 def _build(args, store=None):
     """(data, model, spec): the block model and optimizer spec of the parsed options."""
     from ..recipes import RunStore
 
-    return _problem(args, store or RunStore())[2:]
+    return _problem(args, store or RunStore())[2:5]
 
 
 def _steps(args) -> int:
@@ -99,7 +141,7 @@ def train_run(args) -> tuple[dict, object]:
     from ..recipes.cli import block_run
 
     store = RunStore()   # this command's runs
-    drec, mrec, data, model, spec = _problem(args, store)
+    drec, mrec, data, model, spec, prep = _problem(args, store)
     steps = _steps(args)
     recipe = block_run(drec, mrec, spec, steps, log_checkpoints(steps, args.checkpoints or 20),
                        (args.seed or 0) if model.L > 1 else None, args.init_scale, _engine(args))
@@ -136,12 +178,57 @@ def train_run(args) -> tuple[dict, object]:
                         for t, q, ll, a, trk, ad, thk in zip(run_.checkpoints, run_.q_min, run_.log_loss, run_.align,
                                                              run_.track, run_.adam_dev, run_.thetas, strict=False)],
         "kkt": None,
+        "standardized": prep,
+        "units_alive": None if run_.diverged else units_alive(model, th, data.X),
     }
+    out["dead_units"] = dead_units(out["units_alive"], data.X, prep is not None)
     if run_.q_min[-1] > 0:
         k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=args.kkt_tau)
         out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
         out["kkt_trend"] = residual_trend(opt.geometry, model, run_, data)
     return plain(out), run_
+
+
+def units_alive(model, theta, X) -> list[int] | None:
+    """How many units of each hidden layer of a ReLU^q net are alive on the data: unit j of a layer is alive when its
+    pre-activation h_j is > 0 on some sample (else σ(h_j) = σ'(h_j) = 0 on every sample: it gives nothing and gets no
+    gradient, for good). None for the models without hidden units (linear, matrix-linear, deep-linear)."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
+    from ..models import DeepReLU, TwoLayer
+
+    if isinstance(model, TwoLayer):
+        mats = [theta["W"]]
+    elif isinstance(model, DeepReLU):
+        mats = [theta[f"W{k}"] for k in range(1, model.K)]
+    else:
+        return None
+    alive, z = [], np.asarray(X, float)
+    for W in mats:
+        h = z @ np.asarray(W).T
+        alive.append(int(np.sum(np.any(h > 0, axis=0))))
+        z = np.maximum(h, 0.0) ** model.q
+    return alive
+
+
+def dead_units(alive: list[int] | None, X, standardized: bool) -> str | None:
+    """One line when a hidden layer has no unit alive (`units_alive`): f = 0 on every sample and its gradient 0, so the
+    run can never move again; the line names the cause (features all ≥ 0, or steps too large for standardized
+    data) and the option that helps. None while every layer has a live unit."""
+    import numpy as np  # start-up time: the parser and --help never import numpy
+
+    if not alive or min(alive) > 0:
+        return None
+    layer = "every hidden unit" if len(alive) == 1 else f"every unit of hidden layer {alive.index(0) + 1}"
+    if standardized:
+        cause = "the steps were too large for these (standardized) data: rerun with a smaller --lr"
+    elif np.all(np.asarray(X) >= 0):
+        cause = ("every feature of these data is ≥ 0 and the net has no bias, so w_j·x has one sign on nearly every "
+                 "sample and a step that makes it ≤ 0 on all of them kills the unit: rerun with --standardize "
+                 "(centre and scale each feature)")
+    else:
+        cause = "rerun with --standardize (centre and scale each feature) or a smaller --lr"
+    return (f"{layer} is dead (σ(w_j·x_i) = 0 on every sample: f = 0 and its gradient 0, so no step can move this "
+            f"run and a longer one cannot help): {cause}")
 
 
 NET_CONVERGED = 0.05  # the network claims' rate bound: a Fenchel KKT residual at or below it counts as reached
@@ -185,7 +272,12 @@ def summary(out: dict) -> str:
         + ("; DIVERGED" if out["diverged"] else ""),
         f"min margin q_min = {_g(out['q_min'])}, log loss = {_g(out['log_loss'])}",
     ]
-    if out["margins"]:
+    if out.get("standardized"):
+        lines.append("data standardized (--standardize): every feature x_k ↦ (x_k − mean_k)/sd_k; θ and the margins "
+                     "are in those units")
+    if out.get("dead_units"):
+        lines.append(f"warning: {out['dead_units']}")
+    elif out["margins"]:
         own = out["geometry"]
         lines.append("normalized margins min_i q_i/‖θ‖^L: " + ", ".join(
             f"{k} {_g(v)}{' (own)' if k == own else ''}" for k, v in out["margins"].items()))

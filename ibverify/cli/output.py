@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import IbverifyError
@@ -15,12 +17,25 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
 
 
+RATES = ("lr", "lr_matrix", "lr_vector")   # step-size knobs: a finite number > 0, checked as the options are parsed
+
+
 class Parser(argparse.ArgumentParser):
-    """One-line errors (IbverifyError), no usage dump."""
+    """One-line errors (IbverifyError), no usage dump. Every command that takes a step size (--lr, --lr-matrix,
+    --lr-vector: train, bias) has it checked here, before any file is read: a finite number > 0 (inf, nan, 0 and
+    negative values are one line and exit 2)."""
 
     def error(self, message):
         command = self.prog.partition(" ")[2]   # "ibverify compare" → "compare"; the top-level parser: ""
         raise IbverifyError(f"{command}: {message}" if command else message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        ns, rest = super().parse_known_args(args, namespace)
+        for k in RATES:
+            v = getattr(ns, k, None)
+            if v is not None and not (math.isfinite(v) and v > 0):
+                self.error(f"--{k.replace('_', '-')} must be a finite number > 0, got {v:g}")
+        return ns, rest
 
 
 def dump(obj, path: str | None = None) -> None:
@@ -41,7 +56,8 @@ def load_data(path, quiet: bool = False, intercept: bool = False, network: bool 
     data feed a homogeneous network (what no such model separates is refused, not linear inseparability)."""
     from ..data import load_dataset  # start-up time: --help never loads ibverify.data
 
-    D = load_dataset(path, intercept=intercept, network=network)
+    with csv_lines_named(path):
+        D = load_dataset(path, intercept=intercept, network=network)
     if not quiet:
         inert = D.inert
         note = (f"; {len(inert)} inert coordinate{'s' if len(inert) != 1 else ''} (zero in every sample) set "
@@ -49,6 +65,54 @@ def load_data(path, quiet: bool = False, intercept: bool = False, network: bool 
         extra = " (the last column is the intercept's, all ones)" if intercept else ""
         print(f"loaded {D.n} × {D.d} from {path}{extra}{note}", flush=True)
     return D
+
+
+def ragged_csv_line(path) -> str | None:
+    """The one-line error naming the first line of a CSV file whose cell count differs from its first data row's, or
+    None (not a .csv, unreadable, or a file that the reader, data/files.py, refuses for another reason first: it reads
+    every line before it compares the rows' widths, and says only which widths it saw). The reader's own cell rules
+    (files._number, files._bad_cell) decide what a numeric row and a header are."""
+    from ..data.files import _bad_cell, _number  # start-up time: numpy
+
+    p = Path(path)
+    if p.suffix.lower() != ".csv":
+        return None
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
+    rows = []   # (line number, line, cell count) of the data rows
+    for i, (lineno, ln) in enumerate(lines):
+        cells = ln.split(",")
+        if any(_number(c) is None for c in cells):
+            if i == 0 and all(_number(c) is None for c in cells) and _bad_cell(p.name, lineno, ln, cells,
+                                                                                header=True) is None:
+                continue   # a header, as the reader takes it (its width is compared by the reader, by name)
+            return None    # a line that is not numeric: the reader's own error names it
+        rows.append((lineno, ln, len(cells)))
+    if not rows:
+        return None
+    first = rows[0]
+    bad = next((r for r in rows if r[2] != first[2]), None)
+    if bad is None:
+        return None
+    return (f"{p.name}: line {bad[0]} has {bad[2]} columns but line {first[0]}, the first row, has {first[2]}: "
+            f"{bad[1][:60]!r}")
+
+
+@contextmanager
+def csv_lines_named(path):
+    """Around a load of `path`: a CSV whose rows have different numbers of columns gets the error of
+    `ragged_csv_line` (naming the line) in place of the reader's, which names only the widths. The file is re-read
+    only after a load failed."""
+    try:
+        yield
+    except IbverifyError:
+        why = ragged_csv_line(path) if isinstance(path, (str, Path)) else None
+        if why is None:
+            raise
+        raise IbverifyError(why) from None
 
 
 def data_json(path, D, intercept: bool = False) -> dict:

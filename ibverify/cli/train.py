@@ -83,6 +83,10 @@ def add_train_parser(sub, parser_class) -> None:
     n.add_argument("--n", type=int, default=None, help="sample count of generated data (digits: class-balanced)")
     n.add_argument("--d", type=int, default=6, help="input dimension of generated data")
     n.add_argument("--init-scale", type=float, default=0.5, help="scale of the random θ0 (models of degree > 1)")
+    n.add_argument("--standardize", action="store_true",
+                   help="centre every feature of the data file at its mean and divide it by its standard deviation "
+                        "before training (the nets have no bias: on features all >= 0, e.g. wine or iris, their units "
+                        "die; docs/own-data.md)")
     n.add_argument("--kkt-tau", type=float, default=0.01, help="active-set tolerance of the face KKT residual")
     add_intercept_option(t)
     t.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
@@ -215,13 +219,16 @@ def _train_summary(name, r, D, out) -> list[str]:
 def cmd_train(args) -> int:
     if args.model is not None:
         return run_network(args)
+    if getattr(args, "standardize", False):
+        raise IbverifyError("--standardize applies to block models (--model ...); the linear model has no bias, so "
+                            "centring its data changes what separates them (use --intercept)")
     out, r, D, notes = train_linear(args)
     if args.json:  # stdout stays pure JSON; the notes go to stderr
         dump(out)
         for note in notes:
             say(note)
     else:
-        print("\n".join(_train_summary(args.optimizer, r, D, out) + notes))
+        print("\n".join(_train_summary(r.spec.row.name, r, D, out) + notes))
     return 0
 
 
@@ -232,8 +239,9 @@ def train_linear(args) -> tuple[dict, object, object, list[str]]:
     from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
     from ..progress import Progress  # start-up time: tqdm
 
+    spec = spec_from_args(args)   # an unknown optimizer or bad knob: one line before the file is read
     D = load_data(args.data, quiet=args.quiet or args.json, intercept=args.intercept)   # a bad file: one line, fast
-    spec = spec_from_args(args).resolved(D.n)
+    spec = spec.resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
     from ..recipes import RunStore  # numba, cvxpy: imported once the input is known to be good
     from ..recipes.cli import user_file, vector_run
@@ -246,8 +254,7 @@ def train_linear(args) -> tuple[dict, object, object, list[str]]:
     # the kernels compile (or load from numba's cache) at their first call: timed apart from the run (in a store
     # of its own: a one-step run is no part of this command's)
     compile_s, compiled = first_call(lambda: RunStore().run(recipe.replace(steps=1, checkpoints=2)))
-    label = args.optimizer if isinstance(args.optimizer, str) else spec.name   # the Python API: an object
-    bar = Progress(label, enabled=None if not args.quiet else False)
+    bar = Progress(spec.row.name, enabled=None if not args.quiet else False)
     try:
         r = store.run(recipe, progress=bar.steps, save_to=args.checkpoint, save_every=args.checkpoint_every,
                       resume=args.resume)
