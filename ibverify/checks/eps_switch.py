@@ -1,5 +1,6 @@
-"""Adam's ε switch (Wang, Meng, Chen, Liu, ICML 2021; issue 36 item 2): the step at which full-batch Adam with ε > 0
-leaves its sign-like (ℓ∞) phase for its GD-like (ℓ2) phase, as a function of ε.
+"""Adam's ε switch (Wang, Meng, Chen, Liu, ICML 2021; issue 36 item 2): the gradient switch of full-batch Adam with
+ε > 0, the first step at which ‖∇L‖∞ < ε, as a function of ε (a law), and beside it the direction switch, the step
+at which the run's direction crosses from ŵ∞'s side to ŵ2's (a finding, not judged).
 
 Observable. The switch step t_s(ε) of a run is the first step at which the full-batch gradient's largest coordinate
 ‖∇L(w_t)‖∞ falls below ε (`switch_step`: read on a linear grid of checkpoints, interpolated linearly in ln‖∇L‖∞
@@ -21,8 +22,9 @@ For a ≪ 1 (v follows g²) c → 1 and the slope is 1/(ηγ∞), the sign-desce
 and ε/s (u = s·w), and the law is the same function of γ∞·η: it is covariant with the data's scale.
 
 Decision (`judge_switch`, per dataset and step size, rules.all_of of three halves, each a rules.closeness):
-    slope    the least-squares slope of t_s against ln(1/ε) over the fitted ε (`cases`, ≥ 3) within a relative
-             `slope_tol` of law_slope;
+    slope    the least-squares slope of t_s against ln(1/ε) over the fitted ε (`cases`, ≥ 3) over law_slope: its
+             95 % profile interval (checks.laws.line_slope) inside 1 ± `slope_tol` (laws.judge_interval with the
+             allowance = the resolution = slope_tol; disjoint from that band: contradicted; straddling: undecided);
     linear   the fit's largest |residual| within `resid_max` of the span of the fitted t_s;
     predict  t_s at the predicted ε (`eps`: PyTorch's default 1e-8, not fitted) within a relative `offset_max` of
              the law's prediction: the intercept fitted with the law's slope held fixed, plus law_slope·ln(1/ε).
@@ -33,7 +35,10 @@ the first discriminating GR draws (ℓ2 and ℓ∞ differ: strategies.linear.dis
 `fresh_seeds`; each run (`runs`: step size lr and first horizon steps) is the table's `adam` at full batch, with the
 claim's β1, β2 and bias correction, constant step. Reported, not judged: the fitted slope against the naive
 1/(ηγ∞), and whether after the switch at the predicted ε the direction leaves ŵ∞ for ŵ2 (normalized ℓ∞ and ℓ2
-margins relative to the certified max margins, at the switch and at the horizon).
+margins relative to the certified max margins, at the switch and at the horizon); and the direction switch
+(`direction_switch`: the first step at which the ℓ2 margin gap 1 − γ2(w)/γ2* falls to the ℓ∞ one, after being above
+it) per ε, fitted against ln(1/ε) (`direction_law`: its slope's profile interval, "no ε-dependence" when it contains
+0). Each (dataset, η)'s slope fit is a row of the table (laws.law_row).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from ..oracles import max_margin, normalized_margin
 from ..recipes import store_of
 from ..recipes.settings import vector
 from .paper1_laws import discriminating_gr, fresh_seeds
+from .laws import LEVEL, Fit, judge_interval, law_row, line_slope
 from .rules import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, all_of, closeness, tally
 
 HALVES = ("slope", "linear", "predict")
@@ -113,10 +119,13 @@ def judge_switch(eps_fit, t_fit, eps_pred: float, t_pred: float | None, slope: f
     t = np.asarray(t_fit, float)
     fit_slope, fit_icpt = np.polyfit(L, t, 1)
     ratio = fit_slope / slope
-    figs.update(slope_fit=float(fit_slope), slope_error=float(abs(ratio - 1)))
-    word = SUPPORTED if closeness(abs(ratio - 1), tol["slope_tol"]) else CONTRADICTED
-    parts["slope"] = Decision(word, f"fitted slope {fit_slope:.4g} = {ratio:.4f} × the law's {slope:.4g} "
-                                    f"(tolerance ±{tol['slope_tol']:g})")
+    fit = line_slope(L, t)
+    figs.update(slope_fit=float(fit_slope), slope_error=float(abs(ratio - 1)), ratio=float(ratio),
+                ratio_lo=fit.lo / slope, ratio_hi=fit.hi / slope, dof=float(fit.dof))
+    band = judge_interval(fit.lo / slope, fit.hi / slope, 1.0, tol["slope_tol"], tol["slope_tol"])
+    parts["slope"] = Decision(band.word, f"fitted slope {fit_slope:.4g} = {ratio:.4f} × the law's {slope:.4g}, "
+                                         f"{fit.level:.0%} interval of the ratio: {band.reason} "
+                                         f"(tolerance ±{tol['slope_tol']:g})")
     span = float(t.max() - t.min())
     resid = float(np.abs(t - np.polyval([fit_slope, fit_icpt], L)).max() / span) if span > 0 else math.inf
     figs["linearity_resid"] = resid
@@ -140,6 +149,44 @@ def judge_switch(eps_fit, t_fit, eps_pred: float, t_pred: float | None, slope: f
     return all_of(parts), parts, figs
 
 
+def margin_gaps(Z: np.ndarray, ws: np.ndarray, opt: dict) -> dict[str, np.ndarray]:
+    """1 − γ_g(w_t)/γ_g* per row w_t of ws for g = linf, l2 (normalized margin over the certified max margin;
+    NaN at w = 0)."""
+    m = np.min(np.atleast_2d(ws) @ Z.T, axis=1)
+    norms = {"linf": np.max(np.abs(ws), axis=1), "l2": np.linalg.norm(ws, axis=1)}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {g: np.where(norms[g] > 0, 1 - m / norms[g] / opt[g].margin, np.nan) for g in ("linf", "l2")}
+
+
+def direction_switch(x, gap_linf, gap_l2) -> tuple[float | None, str]:
+    """The direction switch: the first step at which the ℓ2 margin gap falls to the ℓ∞ one after being above it
+    (the run's direction leaves ŵ∞'s side for ŵ2's), interpolated linearly in their difference; (None, why) when
+    it is not seen: the ℓ2 gap never above (no ℓ∞ phase at these checkpoints) or never back at or below it."""
+    xa, diff = np.asarray(x, float), np.asarray(gap_l2, float) - np.asarray(gap_linf, float)
+    above = np.flatnonzero(diff > 0)
+    if not len(above):
+        return None, "the ℓ2 gap is never above the ℓ∞ gap (no ℓ∞ phase at these checkpoints)"
+    after = np.flatnonzero(diff[above[0]:] <= 0)
+    if not len(after):
+        return None, f"the ℓ2 gap is still above the ℓ∞ gap at step {xa[-1]:.4g}"
+    k = int(above[0] + after[0])
+    return float(xa[k - 1] + (xa[k] - xa[k - 1]) * diff[k - 1] / (diff[k - 1] - diff[k])), "seen"
+
+
+def direction_law(eps, t_dir) -> dict:
+    """The direction switch against ln(1/ε) over the ε at which it is seen (≥ 3): its fitted slope with the profile
+    interval (laws.line_slope) and the finding: "no ε-dependence" when the interval contains 0, else the slope."""
+    seen = [(math.log(1 / e), t) for e, t in zip(eps, t_dir, strict=True) if t is not None]
+    if len(seen) < 3:
+        return {"finding": f"seen at {len(seen)} of {len(eps)} ε: no fit", "slope": None, "interval": None}
+    fit = line_slope([a for a, _ in seen], [t for _, t in seen])
+    none = fit.lo <= 0 <= fit.hi
+    word = ("no ε-dependence" if none else
+            f"{fit.estimate:.4g} steps per unit of ln(1/ε)")
+    return {"finding": f"{word} ({fit.level:.0%} interval [{fit.lo:.4g}, {fit.hi:.4g}], {len(seen)} ε)",
+            "slope": fit.estimate, "interval": [fit.lo, fit.hi]}
+
+
 def _linear_grid(T: int, count: int) -> np.ndarray:
     return np.unique(np.linspace(T / count, T, count).round().astype(np.int64))
 
@@ -158,7 +205,7 @@ def adam_eps_switch(ctx: CheckContext) -> Outcome:
                             f"{eps_fit[-1]:g})")
     tol = {k: ctx.tol(k) for k in ("slope_tol", "resid_max", "offset_max")}
     store = store_of(ctx)
-    words, rows, series, examples = [], [], [], []
+    words, rows, series, examples, laws = [], [], [], [], []
     seeds = fresh_seeds(ctx)
     for seed in seeds:
         data = discriminating_gr(n, d, int(seed), store)
@@ -185,6 +232,18 @@ def adam_eps_switch(ctx: CheckContext) -> Outcome:
                     break
                 T *= 10
             words.append(dec.word)
+            all_eps = [*eps_fit, eps_pred]
+            gaps = {e: margin_gaps(Z, logs[e][2], opt) for e in all_eps}
+            dirs = {e: direction_switch(logs[e][0], gaps[e]["linf"], gaps[e]["l2"]) for e in all_eps}
+            dlaw = direction_law(all_eps, [dirs[e][0] for e in all_eps])
+            if figs.get("ratio_lo") is not None:
+                laws.append(law_row("fitted/law slope of t_s in ln(1/ε)", Fit(figs["ratio"], figs["ratio_lo"],
+                                                                             figs["ratio_hi"], len(eps_fit),
+                                                                             int(figs["dof"])),
+                                    1.0, tol["slope_tol"], parts["slope"], "least squares of t_s on ln(1/ε) over "
+                                    f"ε = {', '.join(f'{e:g}' for e in eps_fit)}, t profile interval, over the "
+                                    "law's slope", allowance=tol["slope_tol"],
+                                    scope=f"data seed {seed}, η = {eta:g}"))
             x, _, ws = logs[eps_pred]
             ts = steps[eps_pred]
             at_switch = _margin_ratios(Z, ws[int(np.searchsorted(x, ts))], opt) if ts is not None else {}
@@ -202,13 +261,24 @@ def adam_eps_switch(ctx: CheckContext) -> Outcome:
                          f"predicted step at ε = {eps_pred:g}": figs.get("t_pred_law"),
                          "margins / max margins at the switch": at_switch,
                          "margins / max margins at the horizon": at_end,
-                         "leaves ŵ∞ for ŵ2 after the switch": leaves, "horizon": T, "decision": dec.word,
+                         "leaves ŵ∞ for ŵ2 after the switch": leaves,
+                         "direction switch (ℓ2 gap ≤ ℓ∞ gap) steps": {f"{e:g}": dirs[e][0] if dirs[e][0] is not None
+                                                                      else dirs[e][1] for e in all_eps},
+                         "direction switch against ln(1/ε)": dlaw["finding"],
+                         "direction switch slope": dlaw["slope"], "direction switch slope interval": dlaw["interval"],
+                         "horizon": T, "decision": dec.word,
                          "halves": {k: v.word for k, v in parts.items()}, "reason": dec.reason})
             for eps in [*eps_fit, eps_pred] if seed == seeds[0] else ():   # the gradients of the first dataset
                 xe, lg, _ = logs[eps]
                 k = slice(None, None, max(1, len(xe) // SERIES_POINTS))
                 series.append(Series(f"ε = {eps:g}", xe[k].tolist(), np.exp(lg[k]).tolist(), ylabel="‖∇L(w_t)‖∞",
                                      group=f"{tag}: gradient", log_x=False))
+            if seed == seeds[0]:   # the margin-gap curves whose crossing is the direction switch
+                k = slice(None, None, max(1, len(x) // SERIES_POINTS))
+                for g, name in (("linf", "ℓ∞"), ("l2", "ℓ2")):
+                    series.append(Series(f"{name} gap", x[k].tolist(), gaps[eps_pred][g][k].tolist(),
+                                         ylabel="1 − γ(w)/γ*", group=f"{tag}: margin gaps at ε = {eps_pred:g}",
+                                         log_x=False))
             seen = [e for e in [*eps_fit, eps_pred] if steps[e] is not None]
             lx = [math.log(1 / e) for e in seen]
             group = f"switch step against ln(1/ε), η = {eta:g}"
@@ -227,6 +297,12 @@ def adam_eps_switch(ctx: CheckContext) -> Outcome:
     figures = {"max_slope_error": worst("slope_error"), "max_linearity_resid": worst("linearity_resid"),
                "max_predict_error": worst("predict_error"), "judged": float(len(judged))}
     figures.update({w.replace(" ", "_"): float(words.count(w)) for w in (SUPPORTED, CONTRADICTED, INCONCLUSIVE)})
+    figures.update(slope_ratio_lo=min((e["ratio_lo"] for e in judged), default=math.nan),
+                   slope_ratio_hi=max((e["ratio_hi"] for e in judged), default=math.nan),
+                   max_slope_ratio_half_width=max(((e["ratio_hi"] - e["ratio_lo"]) / 2 for e in judged),
+                                                  default=math.nan),
+                   direction_switches_seen=float(sum(isinstance(v, float) for r in rows for v in
+                                                     r["direction switch (ℓ2 gap ≤ ℓ∞ gap) steps"].values())))
     what = "ℓ∞" if norm == "linf" else "ℓ2 (a wrong law)"
     fig = (f"switch law t_s = ln(1/ε)/(γη c) with the {what} max margin, {len(words)} (dataset, η): {text}; "
            f"largest |slope/law − 1| {figures['max_slope_error']:.3g} (±{tol['slope_tol']:g}), linearity "
@@ -234,5 +310,14 @@ def adam_eps_switch(ctx: CheckContext) -> Outcome:
            f"{figures['max_predict_error']:.3g} (≤ {tol['offset_max']:g})")
     return Outcome(holds=holds, inconclusive=text if holds is None else "",
                    decisions={w: words.count(w) for w in (SUPPORTED, CONTRADICTED, INCONCLUSIVE)},
-                   figure=fig, figures=figures, series=series, table=plain(rows), examples=len(words),
-                   details=" | ".join(f"{r['dataset']}: {r['decision']} ({r['reason']})" for r in rows))
+                   figure=fig, figures=figures, series=series, table=plain(laws + rows), examples=len(words),
+                   details=f"the gradient switch t_s(ε), the first step with ‖∇L‖∞ < ε; its slope in ln(1/ε) over the "
+                           f"law's: {LEVEL:.0%} profile interval inside 1 ± {tol['slope_tol']:g} (the resolution: "
+                           "excludes the sign-descent slope 1/(ηγ∞) and any law off by more) | "
+                           + " | ".join(f"{r['dataset']}: {r['decision']} ({r['reason']})" for r in rows)
+                           + " || the direction switch, its own finding (not judged): the first step at which the ℓ2 "
+                             "margin gap 1 − γ2(w)/γ2* falls to the ℓ∞ one 1 − γ∞(w)/γ∞*, against ln(1/ε) | "
+                           + " | ".join(f"{r['dataset']}: {r['direction switch against ln(1/ε)']}; steps by ε "
+                                        + ", ".join(f"{k}: {v:.5g}" if isinstance(v, float) else f"{k}: not seen"
+                                                    for k, v in r["direction switch (ℓ2 gap ≤ ℓ∞ gap) steps"].items())
+                                        for r in rows))

@@ -2,12 +2,15 @@
 `fresh_seeds`) and findings (status "beyond").
 
     gr_offset_law     law: Thm 3.3 at finite β2, the per-support-vector margin offsets (offset_law) within tolerance
-                      `offset_max`; also the invariant K = (1 − cos(w, ŵ2))·‖w‖² at the horizon (reported, not
+                      `offset_max`, and its free parameter, the rate κ per cyclic lag (law 1), by its profile interval
+                      (checks.laws: within the offsets' allowance of 1, excluding 1 ± `slope_tol`); also
+                      the invariant K = (1 − cos(w, ŵ2))·‖w‖² at the horizon (reported, not
                       predicted), the transient length and the spread Δ of the support margins.
     signum_plateau_law  law: Thm 5.1's β0(m), per dataset and m = N/b the threshold β_c(m) by bisection with the
                       claim's invariant rule (gap·‖w‖∞ settled = converging, a plateau = not); the law
                       1 − β_c(m) = C(data)/m^q (q = `law_exponent`) judged per dataset by the spread of C over m
-                      (tolerance `c_spread_max`); the exponent p of 1 − β_c ∝ m^(−p) is reported.
+                      (tolerance `c_spread_max`), and the exponent p of 1 − β_c ∝ m^(−p), one for every dataset, by
+                      its profile interval (checks.laws: containing q, excluding q ± `slope_tol`).
     batch_metric_prediction  law: reshuffled mini-batch Adam at batch size b → the fixed point of T with Kim et al.'s
                       M_{N,b}, judged per b by rules.judge_gap on 1 − cos (tolerance `cos_gap_max`).
     fixed_point_multiplicity  finding: Algorithm 3 from many starts.
@@ -35,6 +38,7 @@ from ..losses import log_loss_terms, logsumexp
 from ..optim import OptimizerSpec
 from ..oracles import max_margin
 from ..theory import fixed_point
+from .laws import Fit, common_slope, judge_interval, law_row, origin_slope
 from .per_sample import beta2_strategy, signum_curves, signum_decision, signum_horizon, signum_tolerances
 from .prop import Example, decide, record_horizons, run_property, sequential
 from .rules import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, Decision, judge_gap, settled, tally,
@@ -135,14 +139,19 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
     closed form at β2 ≤ `small_beta2`), judged by rules.judge_gap on max_j |measured − predicted| (bound: tolerance
     `offset_max`, the last decade; an undecided (dataset, β2) is extended ×10 at most `extensions` times; every one
     must be supported), on the data seeds `fresh_seeds`; `law_order` "reversed": the wrong law of the control
-    (predicted_offsets). Reported: per dataset the fitted slope of the spread Δ = max − min of the support margins in
-    ln(1/β2) against (N−1)/2 (the second round's one-formula law) and against the law's own slope (`slope_tol`)."""
+    (predicted_offsets). Also judged: the rate κ of the offsets per cyclic lag in units of ½·ln(1/β2) (law 1), fitted
+    through 0 over every support vector j ≠ j0, β2 and dataset (laws.origin_slope), whose 95 % profile interval must
+    meet 1 within the allowance the offset tolerance admits in κ (offset_max·Σ|x|/Σx²) and exclude 1 ± `slope_tol`
+    (laws.judge_interval); the fit is the table's first row. Reported: per dataset the fitted slope of the spread
+    Δ = max − min of the support margins in ln(1/β2) against (N−1)/2 (the second round's one-formula law) and against
+    the law's own slope (relative, `slope_tol`)."""
     p = ctx.params
     n, d = int(p["n"]), int(p["d"])
     tol, stol, small = ctx.tol("offset_max"), ctx.tol("slope_tol"), float(p.get("small_beta2", 0.3))
     order = str(p.get("law_order", "cyclic"))
     seeds = fresh_seeds(ctx)
     rows, series, words, laws = [], [], [], []
+    kx, ky = [], []   # the lag rate κ's fit: offset − (law − κ-part) = κ·(k_j/2)·ln(1/β2) over every support vector
     store = store_of(ctx)
     for seed in seeds:
         data = discriminating_gr(n, d, int(seed), store)
@@ -169,6 +178,11 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
                 if dec.word != INCONCLUSIVE or T * 10 > cap or not np.all(np.isfinite(pred)):
                     break
                 T, k = T * 10, k + 1
+            if np.all(np.isfinite(pred)):
+                lag = ((sv - j0) if order == "cyclic" else (j0 - sv)) % n   # the lags the law (or its control) uses
+                x = lag / 2 * np.log(1 / float(b2))
+                kx += x[lag > 0].tolist()
+                ky += (meas[-1] - pred + x)[lag > 0].tolist()
             nw2 = np.sum(r.ws * r.ws, axis=1)
             gap = 1 - r.ws @ l2.direction / np.sqrt(nw2)
             K = gap * nw2
@@ -205,8 +219,8 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
         else:
             s_meas = s_law = float("nan")
         laws.append({"data seed": int(seed), "Δ slope in ln(1/β2), measured": s_meas, "law slope": s_law,
-                     "(N−1)/2": (n - 1) / 2, "law slope agrees": bool(abs(s_meas - s_law) <= stol),
-                     "(N−1)/2 agrees": bool(abs(s_meas - (n - 1) / 2) <= stol)})
+                     "(N−1)/2": (n - 1) / 2, "law slope agrees": bool(abs(s_meas / s_law - 1) <= stol),
+                     "(N−1)/2 agrees": bool(abs(s_meas / ((n - 1) / 2) - 1) <= stol)})
         for row in rows[-len(spreads):]:
             row.update({k: v for k, v in laws[-1].items() if k != "data seed"})
     first = [r for r in rows if r["data seed"] == seeds[0]]
@@ -216,27 +230,46 @@ def gr_offset_law(ctx: CheckContext) -> Outcome:
     Ks = np.array([r["K"] for r in rows])
     ok = Ks > 0
     slope = float(np.polyfit(np.log(lb[ok]), np.log(Ks[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
-    holds, text = tally(words, len(words))
+    offsets_hold, text = tally(words, len(words))
+    kappa = origin_slope(kx, ky)
+    # the offsets' own tolerance admits |Δκ| ≤ offset_max·Σ|x|/Σx² (every offset off by offset_max, one sign)
+    allow = float(tol * np.sum(np.abs(kx)) / np.sum(np.square(kx))) if kx else math.inf
+    rate_dec = judge_interval(kappa.lo, kappa.hi, 1.0, stol, allow)
+    law = law_row("κ: the offsets' rate in units of ½·ln(1/β2) per cyclic lag", kappa, 1.0, stol, rate_dec,
+                  "least squares through 0 of m_j − m_j0 − (law − (k_j/2)·ln(1/β2)) on (k_j/2)·ln(1/β2) over every "
+                  f"support vector j ≠ j0, β2 and dataset at the horizon, t profile interval at {kappa.level:.0%}; "
+                  "allowance: what the offset tolerance admits in κ", allowance=allow,
+                  scope=f"{kappa.points} offsets on {len(seeds)} datasets")
+    holds = (False if offsets_hold is False or rate_dec.word == CONTRADICTED else
+             None if offsets_hold is None or rate_dec.word == INCONCLUSIVE else True)
+    rate = f"κ = {kappa.estimate:.5g} ∈ [{kappa.lo:.5g}, {kappa.hi:.5g}] ({rate_dec.word}: {rate_dec.reason})"
+    why = "; ".join(x for x in ((f"offsets: {text}" if offsets_hold is None else ""),
+                                (rate if rate_dec.word == INCONCLUSIVE else "")) if x)
     worst = max(r["max |measured − predicted|"] for r in rows)
     small_rows = [r["max |measured − closed form|"] for r in rows if r["closed form judged (β2 ≤ small_beta2)"]]
     fig = (f"per-support-vector offset law{' (reversed lags: the wrong law)' if order == 'reversed' else ''} on data "
-           f"seeds {', '.join(map(str, seeds))}: max |measured − predicted| = {worst:.3g} (tolerance {tol:g}; {text})"
+           f"seeds {', '.join(map(str, seeds))}: max |measured − predicted| = {worst:.3g} (tolerance {tol:g}; {text}); "
+           f"lag rate {rate}"
            + (f", closed form at β2 ≤ {small:g}: {max(small_rows):.3g}" if small_rows else "")
            + "; Δ slope in ln(1/β2): " + ", ".join(
                f"seed {w['data seed']}: {w['Δ slope in ln(1/β2), measured']:.3g} (law {w['law slope']:.3g}, "
                f"(N−1)/2 = {w['(N−1)/2']:g} {'agrees' if w['(N−1)/2 agrees'] else 'FAILS'})" for w in laws)
            + "; K(β2) = " + ", ".join(f"{r['beta2']:g}: {r['K']:.3g}" for r in first))
-    figures = {"max_offset_error": worst, "K_loglog_slope_in_ln_inv_beta2": slope,
+    figures = {"max_offset_error": worst, "kappa": kappa.estimate, "kappa_lo": kappa.lo, "kappa_hi": kappa.hi,
+               "kappa_allowance": allow,
+               "K_loglog_slope_in_ln_inv_beta2": slope,
                **{f"K_beta2_{r['beta2']:g}": r["K"] for r in first},
                **{f"delta_slope_data{k}": w["Δ slope in ln(1/β2), measured"] for k, w in enumerate(laws)}}
     if small_rows:
         figures["max_closed_form_error"] = max(small_rows)
-    return Outcome(holds=holds, figure=fig, figures=figures, series=series, table=plain(rows),
-                   inconclusive=text if holds is None else "",
+    return Outcome(holds=holds, figure=fig, figures=figures, series=series, table=plain([law] + rows),
+                   inconclusive=why if holds is None else "",
                    examples=len(rows), decisions={w: words.count(w) for w in set(words)},
                    details="a law beyond the paper: the per-support-vector margin offsets of Thm 3.3's limit at finite "
-                           "β2 (offset_law), judged on fresh data; K is reported, not predicted; the one-formula "
-                           "Δ = ((N−1)/2)·ln(1/β2) + c is reported against the measured slope")
+                           "β2 (offset_law), judged on fresh data; its free parameter, the rate κ per cyclic lag "
+                           f"(law 1): {rate}, resolution ±{stol:g} (excludes κ = {1 - stol:g} and {1 + stol:g} when "
+                           "supported); K is reported, not predicted; the one-formula Δ = ((N−1)/2)·ln(1/β2) + c is "
+                           "reported against the measured slope")
 
 
 def signum_converges(Z: np.ndarray, p: dict, tol: dict, b: int, beta: float) -> dict:
@@ -326,10 +359,11 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
     (m = n/b), the threshold β_c(m) by bisection (bisect_threshold) in C = m(1 − β) with the claim's invariant
     criterion (signum_converges). The law [measured in the third round of measurements]: 1 − β_c(m) = C(data)/m^q with
     q = `law_exponent` (1; a control states another), judged per dataset by constant_spread (the constant's spread
-    over m within the tolerance `c_spread_max`; every dataset must be supported: rules.tally). Reported, not judged:
-    the exponent p of 1 − β_c ∝ m^−p per dataset (least squares on the bracket's geometric midpoints over the
-    uncensored m, ≥ 3 of them; its spread: the slope range over the brackets, slope_range) and pooled (a common slope,
-    one intercept per dataset; the data do not support one pooled exponent across datasets)."""
+    over m within the tolerance `c_spread_max`; every dataset must be supported: rules.tally) and by its exponent: p of
+    1 − β_c ∝ m^−p with one intercept per dataset (laws.common_slope on the uncensored bracket midpoints) must have a
+    95 % profile interval that contains q and excludes q ± `slope_tol` (laws.judge_interval; the spread alone tells
+    1/m from 1/m² and nothing finer). Both must hold; the fit is the table's first row (laws.law_row). Reported, not
+    judged: p per dataset (≥ 3 uncensored m; its spread over the brackets: slope_range)."""
     p = ctx.params
     tol = signum_tolerances(ctx)
     n = int(p["n"])
@@ -377,38 +411,50 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
     thresholds = [r for r in rows if r.get("kind") == "threshold"]
     good = [q for q in thresholds if not q["censored"]]
     seeds = sorted({q["data seed"] for q in good})
-    pooled = float("nan")
-    if len(fits) >= 1:  # common slope, one intercept per dataset: demean within each dataset
-        lm = np.concatenate([np.log([q["m"] for q in good if q["data seed"] == s])
-                             - np.mean(np.log([q["m"] for q in good if q["data seed"] == s])) for s in seeds])
-        ly = np.concatenate([np.log([q["1 − β_c"] for q in good if q["data seed"] == s])
-                             - np.mean(np.log([q["1 − β_c"] for q in good if q["data seed"] == s])) for s in seeds])
-        pooled = float(-(lm @ ly) / (lm @ lm))
+    # the law's free parameter: one exponent p for every dataset, one constant per dataset (laws.common_slope)
+    fit = common_slope([(np.log([q["m"] for q in good if q["data seed"] == s]),
+                         np.log([q["1 − β_c"] for q in good if q["data seed"] == s])) for s in seeds])
+    p_fit = Fit(-fit.estimate, -fit.hi, -fit.lo, fit.points, fit.dof, fit.level)
+    resolution = ctx.tol("slope_tol")
+    exp_dec = judge_interval(p_fit.lo, p_fit.hi, q_law, resolution)
+    law = law_row("p in 1 − β_c(m) ∝ m^−p", p_fit, q_law, resolution, exp_dec,
+                  f"least squares of ln(1 − β_c) on ln m over the uncensored thresholds (bracket midpoints), one "
+                  f"intercept per dataset ({len(seeds)}), t profile interval at {p_fit.level:.0%}",
+                  scope=f"{p_fit.points} thresholds on {len(seeds)} datasets")
     words = [s["decision"] for s in judged_sets]
-    holds, text = tally(words, math.ceil(2 * len(words) / 3))
+    spread_holds, text = tally(words, math.ceil(2 * len(words) / 3))
+    holds = (False if spread_holds is False or exp_dec.word == CONTRADICTED else
+             None if spread_holds is None or exp_dec.word == INCONCLUSIVE else True)
+    exponent = (f"exponent p = {p_fit.estimate:.3g} ∈ [{p_fit.lo:.3g}, {p_fit.hi:.3g}] "
+                f"({exp_dec.word}: {exp_dec.reason})")
+    why = "; ".join(x for x in ((f"constant spread: {text}" if spread_holds is None else ""),
+                                (exponent if exp_dec.word == INCONCLUSIVE else "")) if x)
     p_lo = min((f["p_min"] for f in fits), default=float("nan"))
     p_hi = max((f["p_max"] for f in fits), default=float("nan"))
-    law = f"1 − β_c(m) = C/m{'' if q_law == 1 else f'^{q_law:g}'}"
-    fig = (f"{law}, C one constant per dataset within ×{band:g}: " + "; ".join(
+    law_text = f"1 − β_c(m) = C/m{'' if q_law == 1 else f'^{q_law:g}'}"
+    fig = (f"{law_text}: {exponent}; C one constant per dataset within ×{band:g}: " + "; ".join(
         f"seed {s['data seed']}: C spread {s['spread (midpoints)']:.3g} ({s['decision']})" for s in judged_sets)
            + f" [{text}]; thresholds: " + "; ".join(
         f"seed {s}: " + ", ".join(f"m={q['m']:g} β_c={q['β_c']:.4g}" + (f" ({q['censored']})" if q["censored"] else "")
                                   for q in thresholds if q["data seed"] == s)
         for s in sorted({q["data seed"] for q in thresholds}))
-           + f"; p = {pooled:.2f} pooled (reported, not judged; per dataset " + ", ".join(f"{f['p']:.2f}" for f in fits)
-           + f"; bracket range {p_lo:.2f}–{p_hi:.2f}); {undecided} undecided runs counted as not converging")
+           + "; p per dataset " + ", ".join(f"{f['p']:.2f}" for f in fits)
+           + f" (bracket range {p_lo:.2f}–{p_hi:.2f}); {undecided} undecided runs counted as not converging")
     figures = {"C_spread": max(s["spread (midpoints)"] for s in judged_sets),
                "C_spread_least": max(s["spread ≥"] for s in judged_sets),
-               "p_pooled": pooled, "p_min": p_lo, "p_max": p_hi,
+               "p_pooled": p_fit.estimate, "p_pooled_lo": p_fit.lo, "p_pooled_hi": p_fit.hi,
+               "p_half_width": p_fit.half_width, "p_min": p_lo, "p_max": p_hi,
                "undecided_runs": float(undecided), "censored": float(sum(bool(q["censored"]) for q in thresholds)),
                "C_min": min((q["C"] for q in good), default=float("nan")),
                "C_max": max((q["C"] for q in good), default=float("nan"))}
     return Outcome(holds=holds, figure=fig, figures=figures, series=series,
-                   table=plain(judged_sets + rows + fits), inconclusive=text if holds is None else "",
+                   table=plain([law] + judged_sets + rows + fits), inconclusive=why if holds is None else "",
                    decisions={w: words.count(w) for w in set(words)}, examples=len(rows) - len(thresholds),
                    details="a law beyond the paper: Thm 5.1 gives no β0(m); measured by bisection with the invariant "
-                           "criterion of baek.signum-any-batch-linf (resolution: the bracket of each β_c, carried "
-                           "into the spread of C); per dataset: " + "; ".join(
+                           "criterion of baek.signum-any-batch-linf (resolution of each β_c: its bracket, carried "
+                           f"into the spread of C); the law's exponent: {exponent}, resolution ±{resolution:g} "
+                           f"(excludes p = {q_law - resolution:g} and {q_law + resolution:g} when supported); "
+                           "per dataset: " + "; ".join(
                                f"seed {s['data seed']}: {s['decision']} ({s['why']})" for s in judged_sets))
 
 
