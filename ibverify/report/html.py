@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +40,18 @@ STATUS_NOTE = {
 }
 TEMPLATES = Path(__file__).with_name("templates")
 OUTPUT_DIRS = ("claims", "figures")
+# the power of the verdict rules (benchmarks/power.py): read at report time where this is a checkout that has it
+POWER_JSON = Path(__file__).resolve().parents[2] / "benchmarks" / "power.json"
+# a claim's check (and the halves it judges, for checks.classic.log_rate) → (power family, claim-level rule) of
+# benchmarks/power.json; the claim is covered when its own tolerances equal those the family was measured with
+POWER_RULES = {
+    ("ibverify.checks.classic:log_rate", ("K", "rho", "slope")): ("log-rate", "all_of: Soudry (K, ρ, slope)"),
+    ("ibverify.checks.classic:log_rate", ("K", "norm", "approach")): ("log-rate", "all_of: Wang (K, norm, approach)"),
+    ("ibverify.checks.per_sample:signum_beta_trend", ()): ("ℓ∞ rate", "judge_rate_invariant: ℓ∞ gap, gap·‖w‖∞"),
+    ("ibverify.checks.gronich_nets:network_kkt", ()): ("network KKT", "judge_separation: network KKT (gronich_nets)"),
+    ("ibverify.checks.classic_nets:smoothed_margin", ()): ("smoothed margin", "judge_nondecreasing: γ̃ (Lyu–Li)"),
+}
+LAW_KEY = "law parameter"   # the table-row key of a law's fit (checks.laws.LAW_KEY)
 
 
 def page_names(claims: list[dict]) -> dict[str, str]:
@@ -172,6 +185,24 @@ def unique_rows(rows: list[dict]) -> tuple[list[dict], int]:
     return out, len(rows) - len(out)
 
 
+def reproduce_run(results: dict) -> list[str]:
+    """The commands that re-run this report's rows: its tier and seed, the claims it holds by id, and `--data FILE`
+    (`--intercept`) for the rows judged on a user's file; one command per data file (rows without one: the claims'
+    own data). Made from the rows, so a report of three named claims gives those three, not the whole registry."""
+    groups: dict[tuple, list[str]] = {}
+    for c in results["claims"]:
+        d = c.get("data") if isinstance(c.get("data"), dict) else None
+        key = (d.get("file", ""), bool(d.get("intercept"))) if d else None
+        groups.setdefault(key, []).append(c["id"])
+    out = []
+    for key, ids in groups.items():
+        data = f" --data {shlex.quote(key[0])}" + (" --intercept" if key[1] else "") if key else ""
+        seed = f" --seed {results['seed']}" if results.get("seed") else ""
+        out.append(f"ibverify verify {' '.join(shlex.quote(i) for i in dict.fromkeys(ids))}{data} "
+                   f"--tier {results['tier']}{seed}")
+    return out
+
+
 def index_page(results: dict, names: dict[str, str]) -> str:
     groups: dict[str, list[dict]] = {}
     for c in results["claims"]:
@@ -179,7 +210,8 @@ def index_page(results: dict, names: dict[str, str]) -> str:
     counts = [(st, sum(c["status"] == st for c in results["claims"])) for st in STATUSES]
     return environment().get_template("index.html.j2").render(
         r=results, names=names, groups=list(groups.items()), status_counts=counts, key_figure=_key_figure,
-        spark=_spark, provenance=provenance_groups(results["claims"]), data_files=data_groups(results["claims"]))
+        spark=_spark, provenance=provenance_groups(results["claims"]), data_files=data_groups(results["claims"]),
+        reproduce=reproduce_run(results))
 
 
 def data_groups(rows: list[dict]) -> list[tuple[tuple[str, str], int]]:
@@ -233,7 +265,8 @@ def horizon_text(horizons: list[dict]) -> str:
     return "; ".join(parts)
 
 
-def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = None) -> str:
+def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = None, power: dict | None = None) -> str:
+    """A claim's page; `power`: the power table (power_table()) for its resolution line, None for none."""
     rows, repeats = unique_rows((c["outcome"] or {}).get("table") or [])
     cols: list[str] = []
     for r in rows:
@@ -246,9 +279,98 @@ def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = No
     if o.get("horizons"):
         run["decided at horizon"] = horizon_text(o["horizons"])
     whole, per_example = figure_tables(o.get("figures") or {}, o.get("series"))
+    resolution = [*law_lines(c), *([line] if (line := power_line(c, power)) else [])]
     return environment().get_template("claim.html.j2").render(
         c=c, names=names, plots=plots or [], table={"rows": rows, "cols": cols, "repeats": repeats}, run=run,
-        whole_figures=whole, example_figures=per_example, details=detail_sections(o.get("details") or ""))
+        whole_figures=whole, example_figures=per_example, details=detail_sections(o.get("details") or ""),
+        resolution=resolution)
+
+
+def power_table(path: Path | None = None) -> dict | None:
+    """benchmarks/power.json (`path`, default POWER_JSON), or None where it is absent or unreadable (an installed
+    copy has no benchmarks/)."""
+    try:
+        return json.loads(Path(path or POWER_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _tol_value(c: dict, key: str):
+    t = (c.get("tolerances") or {}).get(key)
+    if t is not None:
+        return float(t["value"] if isinstance(t, dict) else t)
+    v = (c.get("params") or {}).get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k} of {n}"
+
+
+def power_line(c: dict, power: dict | None) -> str:
+    """What the claim's verdict rule detects, from the power table: on the table's fresh wrong-limit runs how many
+    it supported (false support), contradicted or left undecided, and on its right-limit runs how many it contradicted
+    (false contradiction), at the claim's tier (else the nearest measured one); "" when the rule is not in the table
+    or the claim's tolerances differ from those it was measured with (then a line says which)."""
+    if not power:
+        return ""
+    halves = tuple((c.get("params") or {}).get("halves", ("K", "rho", "slope")))
+    key = (c.get("check", ""), halves if c.get("check", "").endswith("classic:log_rate") else ())
+    if key not in POWER_RULES:
+        return ""
+    family, rule = POWER_RULES[key]
+    differ = []
+    for k, v in (power.get("tolerances") or {}).get(family, {}).items():
+        mine = _tol_value(c, k)
+        if mine is not None and not math.isclose(mine, float(v), rel_tol=1e-12, abs_tol=0.0):
+            differ.append(f"{k} = {number_text(mine)} here, {number_text(float(v))} there")
+    src = f"benchmarks/power.json (commit {power.get('commit', '?')}, {power.get('date', '?')})"
+    if differ:
+        return (f"The power of this rule ({rule}) was measured at other tolerances ({'; '.join(differ)}; {src}): "
+                "no resolution line.")
+    runs = [r for r in power.get("runs") or [] if r.get("rule") == rule]
+    tiers = [t for t in (c.get("tier"), "fast", "full") if any(r.get("tier") == t for r in runs)]
+    if not tiers:
+        return ""
+    tier = tiers[0]
+    runs = [r for r in runs if r["tier"] == tier]
+    kinds = list(dict.fromkeys(r["kind"] for r in runs))
+    parts = []
+    for kind in kinds:
+        mine = [r for r in runs if r["kind"] == kind]
+        n = len(mine)
+        count = {w: sum(r["decision"] == w for r in mine) for w in ("supported", "contradicted", "inconclusive")}
+        if kind.startswith("wrong"):
+            parts.append(f"{kind}: supported {_share(count['supported'], n)} (contradicted {count['contradicted']}, "
+                         f"undecided {count['inconclusive']})")
+        else:
+            parts.append(f"{kind}: contradicted {_share(count['contradicted'], n)} (supported {count['supported']}, "
+                         f"undecided {count['inconclusive']})")
+    at = f"the {tier} tier" + (f" (this run: {c.get('tier')})" if tier != c.get("tier") else "")
+    return (f"Resolution of the rule {rule} on fresh runs no claim judges, at {at} and this claim's tolerances "
+            f"({src}): " + "; ".join(parts) + ".")
+
+
+def law_lines(c: dict) -> list[str]:
+    """One line per law fit of the row (table rows with LAW_KEY, checks.laws.law_row): the fitted free parameter,
+    its interval, the law's value and the alternatives the interval excludes (or not)."""
+    out = []
+    for r in (c.get("outcome") or {}).get("table") or []:
+        if not isinstance(r, dict) or LAW_KEY not in r:
+            continue
+        lo, hi = (r.get("interval") or [None, None])[:2]
+        a, b = (r.get("alternatives excluded") or [None, None])[:2]
+        num = lambda v: "—" if v is None else number_text(float(v), 4)  # noqa: E731
+        excluded = lo is not None and hi is not None and a is not None and b is not None and a < lo and hi < b
+        allow = float(r.get("allowance") or 0.0)
+        law = num(r.get("predicted")) + (f" ± {num(allow)} (allowance)" if allow else "")
+        scope = f" ({r['scope']})" if r.get("scope") else ""
+        out.append(f"Resolution of the law{scope}: "
+                   f"{r[LAW_KEY]} fitted {num(r.get('fitted'))}, {float(r.get('level', 0.95)):.0%} interval "
+                   f"[{num(lo)}, {num(hi)}] (half-width {num(None if lo is None or hi is None else (hi - lo) / 2)}); "
+                   f"the law: {law}; the alternatives {num(a)} and {num(b)} "
+                   f"{'are excluded' if excluded else 'are not both excluded'}; {r.get('decision', '')}.")
+    return out
 
 
 def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tuple[list[PlotView], dict]:
@@ -286,11 +408,12 @@ def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
             makers.append(FigureMaker())
         return makers[0].draw(*args)
 
+    power = power_table()
     for c in results["claims"]:
         stem = names[c["id"]][: -len(".html")]
         views, figs = render_figures(c, stem, draw, out / "figures")
         files.update(figs)
-        files[f"claims/{names[c['id']]}"] = claim_page(c, names, views)
+        files[f"claims/{names[c['id']]}"] = claim_page(c, names, views, power)
     files["index.html"] = index_page(results, names)  # last: moved into place after every other file
     for d in OUTPUT_DIRS:
         (out / d).mkdir(parents=True, exist_ok=True)
