@@ -339,13 +339,15 @@ def power_line(c: dict, power: dict | None) -> str:
     for kind in kinds:
         mine = [r for r in runs if r["kind"] == kind]
         n = len(mine)
-        count = {w: sum(r["decision"] == w for r in mine) for w in ("supported", "contradicted", "inconclusive")}
+        count = {w: sum(r["decision"] == w for r in mine)
+                 for w in ("supported", "contradicted", "inconclusive", "set aside")}
+        aside = f", set aside {count['set aside']}" if count["set aside"] else ""
         if kind.startswith("wrong"):
             parts.append(f"{kind}: supported {_share(count['supported'], n)} (contradicted {count['contradicted']}, "
-                         f"undecided {count['inconclusive']})")
+                         f"undecided {count['inconclusive']}{aside})")
         else:
             parts.append(f"{kind}: contradicted {_share(count['contradicted'], n)} (supported {count['supported']}, "
-                         f"undecided {count['inconclusive']})")
+                         f"undecided {count['inconclusive']}{aside})")
     at = f"the {tier} tier" + (f" (this run: {c.get('tier')})" if tier != c.get("tier") else "")
     return (f"Resolution of the rule {rule} on fresh runs no claim judges, at {at} and this claim's tolerances "
             f"({src}): " + "; ".join(parts) + ".")

@@ -18,7 +18,7 @@ def _power(**tol):
     runs = ([{"rule": RULE, "tier": "fast", "kind": "right, fast", "decision": d} for d in
              ("supported", "supported", "contradicted")]
             + [{"rule": RULE, "tier": "fast", "kind": "wrong, same speed", "decision": d} for d in
-               ("supported", "contradicted", "contradicted", "inconclusive")]
+               ("supported", "contradicted", "contradicted", "inconclusive", "set aside")]
             + [{"rule": RULE, "tier": "full", "kind": "wrong, same speed", "decision": "contradicted"}]
             + [{"rule": "other", "tier": "fast", "kind": "wrong, same speed", "decision": "supported"}])
     return {"commit": "abc1234", "date": "2026-12-03", "runs": runs,
@@ -35,11 +35,11 @@ def test_power_line_counts_the_rules_decisions_at_the_claims_tier():
     line = power_line(_claim(), _power())
     assert RULE in line and "fast tier" in line and "abc1234" in line
     assert "right, fast: contradicted 1 of 3 (supported 2, undecided 0)" in line
-    assert "wrong, same speed: supported 1 of 4 (contradicted 2, undecided 1)" in line
+    assert "wrong, same speed: supported 1 of 5 (contradicted 2, undecided 1, set aside 1)" in line
     full = power_line(_claim("full"), _power())
     assert "wrong, same speed: supported 0 of 1 (contradicted 1, undecided 0)" in full and "right" not in full
     smoke = power_line(_claim("smoke"), _power())      # not measured at smoke: the nearest tier, said so
-    assert "the fast tier (this run: smoke)" in smoke and "supported 1 of 4" in smoke
+    assert "the fast tier (this run: smoke)" in smoke and "supported 1 of 5" in smoke
 
 
 def test_power_line_only_where_the_rule_and_tolerances_are_the_claims():
@@ -101,4 +101,4 @@ def test_claim_page_shows_the_resolution_lines(results, monkeypatch):
     assert 'id="resolution"' not in plain
     soudry = dict(claim_of(results, "baek.gr-inc-adam-l2"), **_claim())
     page = html.claim_page(soudry, html.page_names(results["claims"]), [], _power())
-    assert "Resolution of the rule all_of: Soudry" in page and "supported 1 of 4" in page
+    assert "Resolution of the rule all_of: Soudry" in page and "supported 1 of 5" in page
