@@ -158,7 +158,7 @@ def test_text_answer_and_user_data(tmp_path, capsys):
     rc, out, err = run_cli(["bias", "--optimizer", "signum", "--tier", "smoke", "--data", str(path),
                             "--model", "linear", "-q"], capsys)
     assert rc == 0, err
-    assert "linear: linf (on 1 dataset" in out
+    assert "linear: linf (to within " in out and " %) (on 1 dataset" in out
     assert "supported    linf" in out and "contradicted l2" in out
 
 

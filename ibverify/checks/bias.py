@@ -79,6 +79,8 @@ DISCRIMINATES = 0.1         # generated data: every optimum ≥ 10 % short of ev
 #                             (twice SLOW_BOUND: a wrong geometry's gap tends to ≥ 10 %, never within the 1/‖θ‖ route)
 NET = {"guard": 1.0, "min_drop": 0.05, "decades": 2.0, "bound": 0.05, "t2_dir_max": 0.1, "t2_drop": 0.05}
 MAX_DRAWS = 200             # candidate datasets drawn per model before giving up on discrimination
+LOG_GROWTH = 1.5            # the 1/‖θ‖ route needs log-like growth: ‖θ‖_g's rise over the last decade ≤ 1.5× the
+#                             decade before's (a log: ×1; a power t^α: ×10^α, √t ×3.2; refused from α ≈ 0.18)
 
 # geometry name → the max-margin oracle's norm (linear model) / the Geometry object (matrix model); tests swap these
 # to check that a wrong pairing is caught
@@ -216,10 +218,11 @@ class Judged:
     horizon: int
     quantity: str         # what `value` is
     curve: tuple | None = None   # (steps, values) of the judged quantity at the horizon's scored checkpoints
+    resolution: float = math.nan  # the largest limit value the run still allows (`resolution`; inf: unresolved)
 
     def to_json(self) -> dict:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
-                "horizon": self.horizon}
+                "horizon": self.horizon, "resolution": _finite_or_none(self.resolution)}
 
     def curve_json(self) -> dict:
         """The judged series as plain lists ({} when none was scored): {"curve": {"steps": [...], "values": [...]}}."""
@@ -233,24 +236,141 @@ def _slope(fit) -> float:
     return float(fit.slope) if fit is not None else float("nan")
 
 
-def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horizon: int) -> dict[str, Judged]:
-    """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one."""
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+def _at(lx: np.ndarray, y: np.ndarray, t: float) -> float | None:
+    """y at step t, linear in log t between the checkpoints around it (None outside the curve)."""
+    lt = math.log(t)
+    if lt < lx[0] - 1e-9 or lt > lx[-1] + 1e-9:
+        return None
+    return float(np.interp(lt, lx, y))
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """`resolution`'s answer: `value`, the largest limit the run still allows (0 ≤ value ≤ the measured value when
+    the run falls; inf: none can be given), how it was found (`method`: "extrapolated", "measured" or
+    "unresolved") and `estimates`, the extrapolated limit at each end point read."""
+    value: float
+    method: str
+    estimates: tuple = ()
+
+    def describe(self) -> str:
+        if not math.isfinite(self.value):
+            return "unresolved"
+        return f"to within {self.value:.3g} ({self.method})"
+
+
+def resolution(x, y) -> Resolution:
+    """The largest limit value lim y(t) that the series y (a margin gap 1 − γ_g(θ_t)/γ_g*, or any quantity falling to
+    its limit) still allows at its horizon T: the run's limit could have a gap up to `value` in that geometry and
+    have given these checkpoints, at the rate measured on them. The plain function H1b's power table and `ibverify
+    bias` both call (checks.bias.judge_degree1, judge_network).
+
+    Fallback, y(T) ("measured"): a series falling over its last decade approaches its limit from above, so the limit
+    is ≤ y(T) (and ≥ 0: a margin gap to a certified optimum is never negative).
+    Fit ("extrapolated"): with a, b, c, e the values at T/1000, T/100, T/10, T (log-linear between checkpoints),
+    the decrements d1 = b − a, d2 = c − b, d3 = e − c and their per-decade rates ρ2 = d2/d1, ρ3 = d3/d2 (a power law
+    y∞ + C t^s gives ρ = 10^s every decade; GD's 1/log t a rate rising to 1). Falling every decade at rates
+    0 < ρ2 ≤ ρ3 < 1 (an approach that does not speed up in log t), the limit is at most the geometric extrapolation
+    at the faster measured rate, e + d3·ρ2/(1 − ρ2) (the interval's upper end over ρ ∈ [ρ2, ρ3]: exact for a power
+    law, above the limit for any approach slowing down), kept within [0, y(T)]. A rate that speeds up (ρ3 < ρ2, a
+    transient still bending down, as normalized steepest descent's early phase) or less than three decades of
+    checkpoints: the fallback.
+    Not falling over its last decade (or over what there is): inf ("unresolved"): no limit is bounded, and
+    `ibverify bias` states no support without a finite value (printed "(to within δ)" for a supported geometry)."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    if len(ya) < 2 or not math.isfinite(float(ya[-1])):
+        return Resolution(math.inf, "unresolved")
+    ok = (xa > 0) & np.isfinite(ya)
+    xa, ya = xa[ok], ya[ok]
+    lx, T, last = np.log(xa), float(xa[-1]), float(ya[-1])
+    if last <= rules.FLOOR:   # reached (rules.judge_gap's floor): the measured value
+        return Resolution(max(0.0, last), "measured")
+    vals = [_at(lx, ya, T / 10 ** k) for k in (3, 2, 1)] + [last]
+    prev = vals[2] if vals[2] is not None else (float(ya[0]) if len(ya) > 1 else None)
+    if prev is None or not last < prev:
+        return Resolution(math.inf, "unresolved", tuple(v for v in vals if v is not None))
+    if any(v is None for v in vals):
+        return Resolution(last, "measured", tuple(v for v in vals if v is not None))
+    a, b, c, e = vals
+    d1, d2, d3 = b - a, c - b, e - c
+    if d1 < 0 and d2 < 0:
+        r2, r3 = d2 / d1, d3 / d2
+        if 0 < r2 <= r3 < 1:
+            est = e + d3 * r2 / (1 - r2)
+            return Resolution(min(last, max(0.0, est)), "extrapolated", tuple(vals))
+    return Resolution(last, "measured", tuple(vals))
+
+
+def growth(x, scale) -> tuple[bool, str]:
+    """(log-like, text): whether the norm ‖θ‖_g (`scale`) grows like a log over the last two decades, the rate at
+    which the 1/‖θ‖ route (rules.judge_rate_invariant) is valid: its rise over the last decade is > 0 and at most
+    LOG_GROWTH times its rise over the decade before (a log a·ln t + b: ×1; a power t^α: ×10^α, ×3.2 for the √t of a
+    normalized method, whose gap·‖θ‖ settles over a window while its limit is another geometry's)."""
+    xa, sa = np.asarray(x, float), np.asarray(scale, float)
+    ok = (xa > 0) & np.isfinite(sa)
+    xa, sa = xa[ok], sa[ok]
+    if len(xa) < 3:
+        return False, "‖θ‖ growth unknown (fewer than 3 checkpoints)"
+    lx, T = np.log(xa), float(xa[-1])
+    s0, s1, s2 = _at(lx, sa, T / 100), _at(lx, sa, T / 10), float(sa[-1])
+    if s0 is None or s1 is None:
+        return False, "‖θ‖ growth unknown (less than two decades of checkpoints)"
+    r1, r2 = s1 - s0, s2 - s1
+    if r1 <= 0 or r2 <= 0:
+        return False, "‖θ‖ not growing over each of the last two decades"
+    ratio = r2 / r1
+    if ratio > LOG_GROWTH:
+        return False, (f"‖θ‖ grows like a power (its rise ×{ratio:.3g} from one decade to the next > {LOG_GROWTH:g}, "
+                       f"t^{math.log10(ratio):.2g})")
+    return True, f"‖θ‖ grows like log t (its rise ×{ratio:.3g} from one decade to the next ≤ {LOG_GROWTH:g})"
+
+
+def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horizon: int,
+                  min_margin: float | None = None) -> dict[str, Judged]:
+    """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one. Every
+    geometry carries its `resolution`; the 1/‖θ‖ route is read only where ‖θ‖_g grows like a log (`growth`), and no
+    support stands without a finite resolution. `min_margin` (the smallest z_i·θ at the horizon; None: read off the
+    gaps, ≥ 1 exactly when it is ≤ 0): a run that does not separate the data is judged in no geometry (inconclusive,
+    to be extended, or set aside at the largest horizon)."""
     x = np.asarray(x, float)
+    last = {g: float(np.asarray(v, float)[-1]) for g, v in gaps.items()}
+    unseparated = (min_margin is not None and not min_margin > 0) or (
+        min_margin is None and bool(last) and all(not v < 1.0 for v in last.values()))
+    if unseparated:
+        m = min_margin if min_margin is not None else float("nan")
+        why = f"not separated at T = {horizon:.2g} (min margin {m:.3g})" + ("" if final else ", to be extended")
+        return {g: Judged(rules.SET_ASIDE if final else rules.INCONCLUSIVE, why, last[g], float("nan"), horizon,
+                          "margin_gap", (x.tolist(), np.asarray(gaps[g], float).tolist()), math.inf)
+                for g in gaps}
     decades = min(2.0, math.log10(x[-1] / x[0]))
     own: dict[str, Judged] = {}
     for g, gap in gaps.items():
         gap = np.asarray(gap, float)
+        res = resolution(x, gap)
         d = rules.judge_gap(x, gap, BOUND, decades=decades, min_drop=MIN_DROP, final=final)
         reason = d.reason
         if d.word != rules.SUPPORTED:
-            slow = rules.judge_rate_invariant(x, gap, scales[g], SLOW_BOUND, decades=decades, min_drop=SLOW_DROP,
-                                              final=final)
-            if slow.word == rules.SUPPORTED:
-                d, reason = slow, f"gap ∝ 1/‖θ‖_{g}: {slow.reason}"
+            logish, grow = growth(x, scales[g])
+            if logish:
+                slow = rules.judge_rate_invariant(x, gap, scales[g], SLOW_BOUND, decades=decades, min_drop=SLOW_DROP,
+                                                  final=final)
+                if slow.word == rules.SUPPORTED:
+                    d, reason = slow, f"gap ∝ 1/‖θ‖_{g} ({grow}): {slow.reason}"
+                elif d.word == rules.INCONCLUSIVE:
+                    reason += f" (the 1/‖θ‖_{g} route, bound {SLOW_BOUND:g}: {slow.reason})"
             elif d.word == rules.INCONCLUSIVE:
-                reason += f" (the 1/‖θ‖_{g} route, bound {SLOW_BOUND:g}: {slow.reason})"
+                reason += f" (no 1/‖θ‖_{g} route: {grow})"
+        if d.word == rules.SUPPORTED and not math.isfinite(res.value):
+            d, reason = rules.Decision(rules.INCONCLUSIVE, reason, d.fit), reason + "; no resolution: not stated"
+        elif d.word == rules.SUPPORTED:
+            reason += f"; limit's gap {res.describe()}"
         fit = d.fit or rules.window_fit(x, gap, BOUND, decades)
-        own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap", (x.tolist(), gap.tolist()))
+        own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap", (x.tolist(), gap.tolist()),
+                        res.value)
     out = dict(own)
     for g in own:
         if own[g].word == rules.CONTRADICTED:
@@ -260,7 +380,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             if h != g and jh.word == rules.SUPPORTED and off > BOUND:
                 out[g] = Judged(rules.CONTRADICTED, f"the run goes to the certified {h} optimum ({jh.reason}), whose "
                                 f"{g} margin gap is {off:.3g} > {BOUND:g}; own gap {own[g].reason}",
-                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve)
+                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve, own[g].resolution)
                 break
     return out
 
@@ -271,7 +391,7 @@ def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     r = store.run(recipes.run_recipe(pr.data, None, None, spec, T), progress=progress)
     gaps = {g: [1.0 - linear_margin(Z, w, g) / pr.optima[g][1] for w in r.ws] for g in pr.optima}
     scales = {g: [maxmargin.norm_of(w, LINEAR_NORMS[g]) for w in r.ws] for g in pr.optima}
-    return r.checkpoints, gaps, scales
+    return r.checkpoints, gaps, scales, float(np.min(Z @ np.asarray(r.ws[-1], float)))
 
 
 def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None,
@@ -283,7 +403,7 @@ def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in pr.optima}
     gaps = {g: [1.0 - G[g].margin(model, th, D.X, D.y) / pr.optima[g][1] for th in r.thetas] for g in G}
     scales = {g: [G[g].norm(th) for th in r.thetas] for g in G}
-    return r.checkpoints, gaps, scales
+    return r.checkpoints, gaps, scales, float(np.min(D.y * model.outputs(r.thetas[-1], D.X)))
 
 
 def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None,
@@ -312,12 +432,17 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
         word = j.decision
         reason = "; ".join(j.reasons) or (f"ratio own/closest-other {j.figures['residual_ratio']:.3g} < "
                                           f"{1 / NET['guard']:g}, own residual falling")
+        res = resolution(sc.steps, sc.residual[g])
         if t2.word == rules.CONTRADICTED:
             word, reason = (rules.SET_ASIDE if final else rules.INCONCLUSIVE), f"outside (T2): {t2.reason}"
         elif word == rules.SUPPORTED and t2.word != rules.SUPPORTED:
             word, reason = rules.INCONCLUSIVE, f"(T2) not yet shown: {t2.reason}"
+        elif word == rules.SUPPORTED and not math.isfinite(res.value):
+            word, reason = rules.INCONCLUSIVE, reason + "; no resolution of the limit's residual: not stated"
+        elif word == rules.SUPPORTED:
+            reason += f"; limit's residual {res.describe()}"
         out[g] = Judged(word, reason, float(j.figures["residual"]), float(j.rates["residual"].slope), T, "residual",
-                        (list(sc.steps), list(sc.residual[g])))
+                        (list(sc.steps), list(sc.residual[g])), res.value)
     return out
 
 
@@ -336,9 +461,9 @@ def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
         if model == "two-layer":
             out = judge_network(pr, spec, T, final, progress, batch, store)
         else:
-            x, gaps, scales = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
-                               run_linear(pr, spec, T, progress, store))
-            out = judge_degree1(x, gaps, scales, pr.offsets, final, T)
+            x, gaps, scales, qmin = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
+                                     run_linear(pr, spec, T, progress, store))
+            out = judge_degree1(x, gaps, scales, pr.offsets, final, T, qmin)
         seen["out"] = out
         undecided = any(j.word == rules.INCONCLUSIVE for j in out.values())
         return Example(True, {}, decision=rules.INCONCLUSIVE if undecided else rules.SUPPORTED)
@@ -354,6 +479,16 @@ def tally_geometry(words: list[str]) -> str:
     need = len([w for w in words if w != rules.SET_ASIDE])
     holds, _ = rules.tally(words, max(1, math.ceil(2 * need / 3)))
     return rules.SUPPORTED if holds is True else rules.CONTRADICTED if holds is False else rules.INCONCLUSIVE
+
+
+def model_resolution(per: list[Judged]) -> float | None:
+    """A geometry's resolution on a model: the largest of its supported datasets' (of its judged datasets' when none
+    is supported); None (JSON null) when that is not finite (some dataset unresolved) or none was judged."""
+    judged = [j for j in per if j.word != rules.SET_ASIDE]
+    pool = [j for j in judged if j.word == rules.SUPPORTED] or judged
+    if not pool:
+        return None
+    return _finite_or_none(max(j.resolution for j in pool))
 
 
 def _evidence_line(per: list[Judged]) -> str:
@@ -443,7 +578,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         out[word].append(g)
         counts = {w: sum(j.word == w for j in per) for w in rules.DECISIONS}
         out["evidence"][g] = {
-            "decision": word, "line": _evidence_line(per),
+            "decision": word, "line": _evidence_line(per), "resolution": model_resolution(per),
             "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
             "datasets": [{"dataset": pr.tag, **j.to_json(), **j.curve_json()}
                          for pr, j in zip(problems, per, strict=True)]}
