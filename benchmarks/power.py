@@ -4,7 +4,8 @@ contradicts a true one, measured on fresh runs that no claim judges.
     python benchmarks/power.py [--jobs 3] # runs everything (≈ 11 CPU-min), writes benchmarks/power.json, docs/power.md
     python benchmarks/power.py --check    # re-renders docs/power.md from the committed JSON (runs nothing); exit 1
                                           # when the page differs
-    python benchmarks/power.py --render   # re-renders docs/power.md from the committed JSON
+    python benchmarks/power.py --render   # re-renders docs/power.md (and docs/figures/power-bias-linear.svg)
+    python benchmarks/power.py --family bias-linear [--as-baseline]   # the linear-bias family only (≈ 5 CPU-min)
 
 Data: GR datasets (data.generators.gr, n and d in [3, 10]) from numpy's default_rng(seed) with seed in
 SEEDS = 10000…: the claims draw theirs with hypothesis at seeds 0–7, so no run here is a judged one. A dataset is kept
@@ -42,6 +43,10 @@ prop.sequential, the claims' own loop:
                on the same fresh examples at its fast (1e4) and full (1e5) horizons: GD (right), Signum and Muon at
                its controls' settings (wrong); an example that does not get below ℓ(0) in time is set aside.
 
+    linear bias  `ibverify bias --model linear` on near-miss limits (issue 45 item 2): power_bias_linear.py, its
+               own docstring; regenerated alone by `--family bias-linear`, kept in power.json's `bias_linear`
+               ({"baseline": before bias stated a resolution, "current"}).
+
 precond-gd and the preconditioned Signum run as their change of variables (the same run, by the compiled kernels):
 w ← w − η D g is GD on Z D^(1/2) with w = D^(1/2) v, and w ← w − η D sign(m) is Signum on Z D with w = D v
 (tests/test_power.py holds the first to the table's precond-gd row).
@@ -61,6 +66,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ibverify.checks import classic, per_sample, prop, rules  # noqa: E402
 from ibverify.data.generators import gr  # noqa: E402
@@ -70,6 +76,7 @@ from ibverify.optim import OptimizerSpec  # noqa: E402
 from ibverify.optim.transforms import precond_diagonal  # noqa: E402
 from ibverify.oracles import max_margin, normalized_margin  # noqa: E402
 from ibverify.strategies import linear as S  # noqa: E402
+import power_bias_linear as BL  # noqa: E402  (the linear-`bias` family, issue 45 item 2)
 
 JSON = ROOT / "benchmarks" / "power.json"
 PAGE = ROOT / "docs" / "power.md"
@@ -680,6 +687,11 @@ def render(data: dict) -> str:
         "  examples (rules.tally, ≥ 2/3 supported, any contradicted refutes): " + "; ".join(
             f"{o} {t}: {'holds' if v[0] else 'does not hold' if v[0] is False else 'inconclusive'} ({v[1]})"
             for (o, t), v in lyu_li_verdicts(data["runs"]).items()),
+    ]
+    if "bias_linear" in data:
+        lines.append(f"- linear `bias`, near-miss limits: supports whose true gap exceeds the stated resolution: "
+                     f"**{BL.done(data)}** (need 0; § linear `bias` below)")
+    lines += [
         "",
         "## Halves judged alone that support a wrong limit",
         "",
@@ -753,6 +765,8 @@ def render(data: dict) -> str:
         dims = f"{r['n']}×{r['d']}" + (f", m={r['width']}" if "width" in r else "")
         lines.append(f"| {r['family']} | {r['tier']} | {r['seed']} ({dims}) | {r['run']} | {lim} | "
                      f"{verdict} | {r['horizon']:.3g} | {fig} |")
+    if "bias_linear" in data:
+        lines += BL.render(data)
     return "\n".join(lines) + "\n"
 
 
@@ -877,18 +891,40 @@ def main(argv=None) -> int:
     ap.add_argument("--render", action="store_true", help="re-render docs/power.md from the JSON")
     ap.add_argument("--datasets", type=int, default=6, help="datasets per family (default 6)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes, one family each (default 1)")
+    ap.add_argument("--family", choices=("bias-linear",), help="measure this family only and merge it into the JSON")
+    ap.add_argument("--as-baseline", action="store_true",
+                    help="with --family bias-linear: record it as the baseline (before bias stated a resolution)")
     ap.add_argument("--json", type=Path, default=JSON)
     ap.add_argument("--page", type=Path, default=PAGE)
+    ap.add_argument("--figure", type=Path, default=BL.FIGURE)
     a = ap.parse_args(argv)
     if a.check:
         return check(a.json, a.page)
+    if a.as_baseline and a.family is None:
+        print("power.py: --as-baseline needs --family bias-linear", file=sys.stderr)
+        return 2
     if not a.render:
         if a.datasets < 1 or a.jobs < 1:
             print("power.py: --datasets and --jobs must be ≥ 1", file=sys.stderr)
             return 2
         from ibverify.jsonio import plain
-        a.json.write_text(json.dumps(plain(measure(a.datasets, a.jobs)), indent=1, ensure_ascii=False) + "\n")
-    a.page.write_text(render(json.loads(a.json.read_text())))
+        old = json.loads(a.json.read_text()) if a.json.exists() else {}
+        if a.family is None:
+            new = measure(a.datasets, a.jobs)
+            new["bias_linear"] = old.get("bias_linear")
+        else:
+            new = old
+        if a.family is not None or new.get("bias_linear") is not None:   # the linear-bias family: measured too
+            part = {**BL.measure(), "commit": commit(), "date": time.strftime("%Y-%m-%d")}
+            sec = new.get("bias_linear") or {"baseline": part, "current": None}
+            sec["baseline" if a.as_baseline else "current"] = part
+            new["bias_linear"] = sec
+        a.json.write_text(json.dumps(plain(new), indent=1, ensure_ascii=False) + "\n")
+    data = json.loads(a.json.read_text())
+    a.page.write_text(render(data))
+    if "bias_linear" in data:
+        sec = data["bias_linear"]
+        BL.figure(sec.get("current") or sec["baseline"], a.figure)
     return 0
 
 

@@ -275,3 +275,209 @@ def test_bad_datasets_count_exits_2(capsys):
 def test_ci_runs_the_check():
     ci = (ROOT / ".ci" / "run").read_text()
     assert any(line.split("#")[0].split() == ["python3", "benchmarks/power.py", "--check"] for line in ci.splitlines())
+
+
+# ----------------------------------------------------------------------------------------- linear bias (issue 45)
+
+BL = P.BL
+
+
+def bl_row(decision, true_gap, resolution=None, tier="fast", optimizer="precond-gd-k2", geometry="l2",
+           horizon=1_000_000, dataset="d1"):
+    return {"optimizer": optimizer, "kind": "near miss", "limit": "‖P^(−1/2)w‖₂", "dataset": dataset,
+            "source": "generated", "n": 10, "d": 6, "tier": tier, "geometry": geometry, "decision": decision,
+            "measured_gap": 0.02, "slope": -0.1, "horizon": horizon, "resolution": resolution, "true_gap": true_gap,
+            "face_width": None, "reason": "r"}
+
+
+def bl_section(rows) -> dict:
+    settings = {"data_seed": 1, "gauss_seed0": 2, "gauss_shape": [14, 8], "generated": 1, "gaussians": 0,
+                "kappas": [2.0], "ps": [1.5], "truth_tol": BL.TRUTH_TOL, "cert_rtol": BL.CERT_RTOL,
+                "face_eps": BL.FACE_EPS, "face_tol": BL.FACE_TOL,
+                "horizons": {"smoke": [100_000, 100_000], "fast": [1_000_000, 10_000_000]}}
+    limits = [{"optimizer": "precond-gd-k2", "dataset": "d1", "geometry": "‖P^(−1/2)w‖₂, κ = 2",
+               "certificate": {"duality_gap": 1e-12}, "face_width": None,
+               "true_gap": {"l1": 0.2, "l2": 0.03, "linf": 0.3}}]
+    return {"rows": rows, "limits": limits, "cpu_minutes": 1.0, "commit": "abc1234", "date": "2026-12-04",
+            "settings": settings}
+
+
+def test_bias_linear_render_counts_a_support_beyond_its_resolution():
+    """A support whose true gap exceeds its stated δ (+ TRUTH_TOL) is false and fails the done-when line; one
+    within δ, a contradicted geometry and an unstated δ (= 0) with a gap within TRUTH_TOL are not."""
+    S, C = rules.SUPPORTED, rules.CONTRADICTED
+    rows = [bl_row(S, 0.08, 0.05), bl_row(S, 0.04, 0.05, dataset="d2"), bl_row(C, 0.5, 0.05, geometry="l1"),
+            bl_row(S, 2e-5, None, tier="smoke"), bl_row(S, 5e-6, None, tier="smoke", dataset="d2")]
+    data = {"bias_linear": {"baseline": bl_section(rows), "current": None}}
+    assert BL.done(data) == 2
+    text = "\n".join(BL.render(data))
+    assert "resolution: **2** (need 0; fast: 1 of 2 supports; smoke: 1 of 2 supports)" in text
+    assert "| precond-gd-k2 | d1 | fast | ℓ2 | 0.02 | 1e6 | 0.05 | 0.08 |" in text
+    assert "| precond-gd-k2 | d1 | smoke | ℓ2 | 0.02 | 1e6 | 0 | 2e-05 |" in text
+    assert "resolution reached, fast tier: median δ 0.05, worst 0.05 over 2 supports" in text
+    assert "resolution reached, smoke tier: none stated" in text
+    # within TRUTH_TOL of δ: not false
+    rows[0]["true_gap"] = 0.05 + 0.5 * BL.TRUTH_TOL
+    assert BL.done(data) == 1
+    rows[3]["true_gap"] = 0.9 * BL.TRUTH_TOL
+    assert BL.done(data) == 0
+    assert "resolution: **0** (need 0;" in "\n".join(BL.render(data))
+
+
+def test_bias_linear_current_measurement_replaces_the_baseline_in_the_done_when_line():
+    S = rules.SUPPORTED
+    base = bl_section([bl_row(S, 0.03, None)])
+    cur = bl_section([bl_row(S, 0.03, 0.04)])
+    data = {"bias_linear": {"baseline": base, "current": cur}}
+    assert BL.done(data) == 0
+    text = "\n".join(BL.render(data))
+    assert "baseline before the resolution (commit abc1234, every support δ = 0): 1 false supports (fast: 1 of 1" \
+           in text
+    data["bias_linear"]["current"] = None
+    assert BL.done(data) == 1
+
+
+def test_bias_linear_summary_and_figure_points():
+    S, I = rules.SUPPORTED, rules.INCONCLUSIVE
+    rows = [bl_row(S, 0.001, 0.01), bl_row(S, 0.03, 0.02, dataset="d2", horizon=10_000_000),
+            bl_row(S, 0.05, 0.04, dataset="d3", optimizer="steepest-lp1.5"), bl_row(I, 0.5, 0.3, dataset="d4"),
+            bl_row(S, 0.0, None, optimizer="gd")]
+    s = BL.summary(rows)["fast"]
+    assert (s["supports"], s["stated"], s["resolution_median"], s["resolution_worst"]) == (4, 3, 0.02, 0.04)
+    assert [r["dataset"] for r in s["false"]] == ["d2", "d3"]
+    pts = BL.figure_points(bl_section(rows))
+    assert pts["precond GD"] == {"resolution": [(1_000_000, 0.01), (10_000_000, 0.02)],
+                                 "true_gap": [(1_000_000, 0.001, False), (10_000_000, 0.03, True)]}
+    assert pts["ℓp steepest descent"]["true_gap"] == [(1_000_000, 0.05, True)]
+    assert pts["controls"] == {"resolution": [], "true_gap": [(1_000_000, 0.0, False)]}
+    assert set(pts) == {"precond GD", "ℓp steepest descent", "controls"}
+
+
+def test_bias_linear_figure_is_reproducible(tmp_path):
+    sec = bl_section([bl_row(rules.SUPPORTED, 0.03, 0.02)])
+    a, b = BL.figure(sec, tmp_path / "a.svg").read_text(), BL.figure(sec, tmp_path / "b.svg").read_text()
+    assert a == b and "<dc:date>" not in a
+
+
+R2 = 2 ** -0.5
+# (Z, w, α, the condition that fails): ℓ2 on Z = I (optimum (1, 1)/√2, α = (½, ½)), each point failing one condition
+# only (a third sample on the margin, or off it, lets α be negative or unnormalized with no duality gap)
+CERT_CASES = [
+    (np.eye(2), np.array([1.1, 1.1]) * R2, np.array([0.5 + 0.458258 / 2, 0.5 - 0.458258 / 2]),
+     "primal_infeasibility"),
+    (np.array([[1.0, 0.0], [0.0, 1.0], [2.0, -1.0]]), np.array([R2, R2]), np.array([0.6, 0.45, -0.05]),
+     "dual_negativity"),
+    (np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]), np.array([R2, R2]), np.array([0.3, 0.3, 0.1]),
+     "dual_normalization"),
+    (np.eye(2), np.array([0.8, 0.6]), np.array([0.5, 0.5]), "duality_gap"),
+]
+
+
+@pytest.mark.parametrize(("Z", "w", "alpha", "bad"), CERT_CASES)
+def test_bias_linear_certificate_conditions_each_on_its_own(Z, w, alpha, bad):
+    """Each optimality condition of a limit's certificate fails alone on a constructed point, and `certified` names
+    it; the optimum itself passes."""
+    l2 = np.linalg.norm
+    ok = BL.certified(BL.certificate(np.eye(2), np.array([R2, R2]), np.array([0.5, 0.5]), l2, l2), "ok")
+    assert max(v for k, v in ok.items() if k != "gamma") <= 1e-15 and ok["gamma"] == pytest.approx(R2)
+    cert = BL.certificate(Z, w, alpha, l2, l2)
+    assert cert[bad] > 10 * BL.CERT_RTOL
+    assert all(v <= BL.CERT_RTOL for k, v in cert.items() if k not in (bad, "gamma")), cert
+    with pytest.raises(P.BL.IbverifyError, match=bad):
+        BL.certified(cert, "x")
+
+
+def test_bias_linear_certificate_refuses_a_nonpositive_margin():
+    cert = BL.certificate(np.eye(2), np.array([1.0, 0.0]), np.array([0.5, 0.5]), np.linalg.norm, np.linalg.norm)
+    assert cert["nonpositive_margin"] == np.inf
+    with pytest.raises(P.BL.IbverifyError, match="nonpositive_margin"):
+        BL.certified(cert, "x")
+
+
+def _problem(Z):
+    from ibverify.checks import bias
+    from ibverify.oracles import max_margin
+    return bias.Problem("t", None, optima={g: (None, max_margin(Z, g).margin) for g in ("l1", "l2", "linf")})
+
+
+def test_bias_linear_true_limits_on_one_sample():
+    """On one sample z the limits are known in closed form: the P^(−1/2)-weighted ℓ2 direction ∝ P z (ℓ2 gap
+    1 − z·Pz/(‖Pz‖‖z‖)), the ℓp one ∝ sign(z)|z|^(q−1) (Hölder), the rotated ℓ∞ one Q sign(Qᵀz), the ℓ2 one z."""
+    z = np.array([1.0, 0.5, -0.25])
+    Z = z[None, :]
+    pr = _problem(Z)
+    by = {m["optimizer"]: m for m in BL.members()}
+    P2 = BL.PRECOND.diagonal(3, 2.0)
+    lim = BL.true_limit(by["precond-gd-k2"], Z)
+    np.testing.assert_allclose(lim["w"] / np.linalg.norm(lim["w"]), P2 * z / np.linalg.norm(P2 * z), atol=1e-7)
+    want = 1 - z @ (P2 * z) / (np.linalg.norm(P2 * z) * np.linalg.norm(z))
+    assert BL.true_gaps(pr, Z, lim["w"])["l2"] == pytest.approx(want, abs=1e-7) and want > 0.01
+    q = 3.0
+    lim = BL.true_limit(by["steepest-lp1.5"], Z)
+    h = np.sign(z) * np.abs(z) ** (q - 1)
+    np.testing.assert_allclose(lim["w"], h / np.linalg.norm(h, 1.5), atol=1e-5)
+    lim = BL.true_limit(by["rotated-signum"], Z)
+    Q = BL.ROT.rotation(3)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(lim["w"], Q @ np.sign(Q.T @ z), atol=1e-6)
+    assert lim["face_width"] < BL.FACE_TOL
+    lim = BL.true_limit(by["gd"], Z)
+    assert BL.true_gaps(pr, Z, lim["w"])["l2"] <= 1e-9
+
+
+def test_bias_linear_face_width_tells_a_face_from_a_vertex():
+    """ℓ∞ max margin of z = (1, 0): w1 = 1, any w2 ∈ [−1, 1] (a face of width 2); of z = (1, 1): the vertex (1, 1)."""
+    assert BL.face_width(np.array([[1.0, 0.0]]), 1.0) == pytest.approx(2.0, abs=1e-9)
+    assert BL.face_width(np.array([[1.0, 1.0]]), 2.0) <= 1e-8
+
+
+@pytest.mark.parametrize("name", ["precond-gd-k2", "precond-gd-k10", "steepest-lp1.5", "steepest-lp3",
+                                  "rotated-signum"])
+def test_bias_linear_store_runs_each_file_as_its_reference_run(name):
+    """PowerStore makes a user file's run (the recipe bias asks for) by its compiled equivalent: equal to the file's
+    own float64 reference run to rounding."""
+    from ibverify.recipes import DataRecipe
+    from ibverify.recipes import bias as recipes
+    m = next(m for m in BL.members() if m["optimizer"] == name)
+    Z = gr(7, 5, np.random.default_rng(11)).Z
+    spec = BL.spec_for(m, Z)
+    rec = recipes.run_recipe(DataRecipe.of_arrays(Z), None, None, spec.resolved(7), 3000)
+    got = BL.PowerStore().run(rec)
+    ref = engine_run(Z, spec.resolved(7), 3000, checkpoints=np.asarray(rec.checkpoints), engine="reference")
+    assert got.engine == "compiled" and ref.engine == "reference"
+    assert np.max(np.abs(got.ws - ref.ws)) <= 1e-10 * np.max(np.abs(ref.ws))
+
+
+def test_bias_linear_store_leaves_other_runs_to_the_engine():
+    from ibverify.recipes import DataRecipe
+    from ibverify.recipes import bias as recipes
+    Z = gr(5, 4, np.random.default_rng(2)).Z
+    spec = OptimizerSpec.from_params({"optimizer": "steepest-l3"}).resolved(5)
+    r = BL.PowerStore().run(recipes.run_recipe(DataRecipe.of_arrays(Z), None, None, spec, 100))
+    assert r.engine == "reference"
+
+
+def test_bias_linear_gd_step_is_bias_convention():
+    """gd and precond-gd run at the constant step bias gives gd (runner.bias.conventions: η = 1/β, lr_decay 0)."""
+    from ibverify.checks import bias
+    from ibverify.recipes import DataRecipe, RunStore
+    from ibverify.runner.bias import conventions
+    Z = gr(6, 4, np.random.default_rng(5)).Z
+    adjust, _ = conventions(OptimizerSpec.from_params({"optimizer": "gd"}), {})
+    store = RunStore()
+    pr = bias.Problem("t", DataRecipe.of_arrays(Z), n=6)
+    want = adjust("linear", pr, OptimizerSpec.from_params({"optimizer": "gd"}), store)
+    for m in BL.members():
+        sp = BL.spec_for(m, Z)
+        if m["optimizer"] == "gd" or m["optimizer"].startswith("precond-gd-k"):
+            assert (sp.lr, sp.lr_decay) == pytest.approx((want.lr, want.lr_decay), rel=1e-12)
+        else:
+            r = sp.resolved(6)
+            assert (r.lr, r.lr_decay) == (0.1, 0.5), m["optimizer"]   # the row's / file's defaults
+
+
+def test_bias_linear_datasets_are_fresh_and_gaussian_sets_separable():
+    from ibverify.recipes import RunStore
+    assert BL.DATA_SEED != 0   # bias's default draws are not this table's
+    (src, pr), = BL.gaussian_problems(1, RunStore())
+    assert src == "gaussian" and pr.n == BL.GAUSS_SHAPE[0] and min(pr.optima[g][1] for g in pr.optima) > 0
