@@ -111,6 +111,23 @@ CELLS: list[tuple[str, str]] = [
      'u = ibverify.train(mine, "toy.npz", steps=2_000, compare=False)\n'
      'w = ibverify.train("signum", "toy.npz", steps=2_000, compare=False, engine="reference").w\n'
      'u.to_json()["optimizer"]["name"], bool(np.allclose(u.w, w, rtol=1e-12, atol=0))'),
+    ("## Muon as torch and optax ship it\n\n"
+     "torch's `Muon` takes 2-D parameters only: on the two-layer net (W a matrix, a a vector) it needs a partner for "
+     "a, named after a `+` (`torch:Muon[:keys]+PARTNER[:keys]`; from Python also "
+     "`functools.partial(ibverify.optim.torchmuon.MuonPartition, muon={...}, partner=\"Adam\", partner_kwargs={...})`). "
+     "It runs as shipped (its Newton–Schulz iteration in bfloat16, its lr adjustment); `ns_float64=True` runs the "
+     "same step in float64. `optax:contrib.muon` splits the blocks itself (Muon on matrices, AdamW elsewhere). With "
+     "Adam at ε = 0 on the vector both are paper 2's Muon–Adam hybrid ([commands](commands.md), \"Muon as torch and "
+     "optax ship it\"); `hybrid` is the margin of that geometry:",
+     'kw = dict(model="two-layer", steps=1_000, compare=False)\n'
+     't = ibverify.train("torch:Muon:weight_decay=0+Adam:eps=0", "teacher", **kw)\n'
+     'o = ibverify.train("optax:contrib.muon:eps=0", "teacher", **kw)\n'
+     't.to_json()["optimizer"], o.to_json()["optimizer"], round(o.to_json()["margins"]["hybrid"], 2)'),
+    ("A bare `torch:Muon` runs the matrix model only:",
+     'try:\n'
+     '    ibverify.train("torch:Muon", "teacher", model="two-layer", steps=10)\n'
+     'except ibverify.IbverifyError as e:\n'
+     '    print(e)'),
     ("## Errors\n\n"
      "One line, raised by the function you called:",
      'try:\n'
