@@ -108,3 +108,52 @@ def test_wine_features_on_different_scales(iris):
         assert a.support.tolist() == b.support.tolist() and len(a.support) >= 2
     r = predict(D.Z)
     assert r["residual"] <= 1e-8 and r["damping"] == 0.0
+
+
+def _walk_sets():
+    from sklearn.datasets import load_breast_cancer, make_moons
+
+    out = [("digits1v2", *_pair(load_digits, 1, 2)), ("digits0v8", *_pair(load_digits, 0, 8))]
+    X, y = load_breast_cancer(return_X_y=True)
+    out.append(("breast_cancer_std", (X - X.mean(axis=0)) / X.std(axis=0), np.where(y == 1, 1.0, -1.0)))
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    out.append(("moons", X, np.where(y == 1, 1.0, -1.0)))
+    return out
+
+
+def _pair(load, a, b):
+    X, y = load(return_X_y=True)
+    k = (y == a) | (y == b)
+    return X[k].astype(float), np.where(y[k] == a, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("name,X,y", _walk_sets(), ids=lambda v: v if isinstance(v, str) else "")
+def test_issue47_margin_and_train_answer_or_refuse_in_one_line(capsys, tmp_path, name, X, y):
+    """Issue 47 (done when): digits 1v2 and 0v8, standardized breast_cancer and make_moons through `margin` and
+    `train` (inc-adam, signum): an answer whose numbers are those of its direction, or one line naming the dual
+    witness of non-separability (moons: not linearly separable; standardized breast_cancer: only with an intercept,
+    and the line says so; with --intercept it is answered)."""
+    p = tmp_path / f"{name}.npz"
+    np.savez(p, X=X, y=y)
+    Z = X * y[:, None]
+    rc = main(["margin", "--data", str(p), "--json"])
+    out, err = capsys.readouterr()
+    extra = []
+    if name in ("moons", "breast_cancer_std"):   # centred data: no separating direction through the origin
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and "not linearly separable: dual witness" in err, err
+        if name == "moons":
+            return
+        assert err.strip().endswith("these data are separable with one: add --intercept (a column of ones)")
+        extra = ["--intercept"]
+        Z = np.c_[X, np.ones(len(X))] * y[:, None]
+        rc = main(["margin", "--data", str(p), "--json", *extra])
+        out, err = capsys.readouterr()
+    assert rc == 0, err
+    r = json.loads(out)
+    assert np.min(Z @ np.asarray(r["direction"])) == pytest.approx(r["margin"], rel=1e-6)
+    for opt in ("inc-adam", "signum"):
+        rc = main(["train", "--data", str(p), "--optimizer", opt, "--epochs", "2", "--no-compare", "--json", *extra])
+        out, err = capsys.readouterr()
+        assert rc == 0, err
+        t = json.loads(out)
+        assert t["min_margin"] == pytest.approx(float(np.min(Z @ np.asarray(t["w"]))), rel=1e-9, abs=1e-12)
