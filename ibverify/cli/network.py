@@ -10,7 +10,7 @@ import sys
 import warnings
 
 from ..errors import IbverifyError
-from .output import first_call, kernel_note, spec_from_args
+from .output import check_optimizer, first_call, kernel_note, spec_from_args
 from ..jsonio import plain
 
 MODELS = ("linear", "two-layer", "deep", "deep-linear", "matrix-linear")
@@ -80,10 +80,11 @@ def _problem(args, store):
     from ..recipes.cli import train_model
     from .output import csv_lines_named
 
-    spec = spec_from_args(args)
+    check_optimizer(args.optimizer)
     with csv_lines_named(args.data):   # a ragged CSV: the error names its line
         drec, prep = _data(args)
         data = store.data(drec)
+    spec = spec_from_args(args)
     if args.data not in GENERATED:
         require_run_scale(data, 2 * x_degree(args.model, args.q, args.depth), "the squared gradients")
     kind = args.model
@@ -276,7 +277,7 @@ def summary(out: dict) -> str:
         lines.append("data standardized (--standardize): every feature x_k ↦ (x_k − mean_k)/sd_k; θ and the margins "
                      "are in those units")
     if out.get("dead_units"):
-        lines.append(f"warning: {out['dead_units']}")
+        lines.append(f"warning: data not separated yet, and never will be in this run: {out['dead_units']}")
     elif out["margins"]:
         own = out["geometry"]
         lines.append("normalized margins min_i q_i/‖θ‖^L: " + ", ".join(

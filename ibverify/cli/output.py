@@ -133,6 +133,16 @@ def spec_from_args(args, what: str = "--optimizer"):
                    what=what)
 
 
+def check_optimizer(optimizer) -> None:
+    """An --optimizer that is a name: one IbverifyError line unless the table (or an alias, optax:, torch:, a file)
+    knows it (optim.adapters.check_name: no numpy, no solver imported), so a command refuses it before it reads any
+    data; the knobs and a user's file are checked with the spec (`spec_from_args`)."""
+    if isinstance(optimizer, str):
+        from ..optim.adapters import check_name
+
+        check_name(optimizer)
+
+
 def add_intercept_option(parser) -> None:
     parser.add_argument("--intercept", action="store_true",
                         help="append a column of ones to X (a bias as the last weight; the linear model has none)")

@@ -14,8 +14,8 @@ import textwrap
 from ..errors import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
-from .output import (add_intercept_option, nonneg_int, data_json, dump, first_call, kernel_note, load_data, say,
-                     spec_from_args)
+from .output import (add_intercept_option, check_optimizer, nonneg_int, data_json, dump, first_call, kernel_note,
+                     load_data, say, spec_from_args)
 
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
 PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
@@ -239,9 +239,9 @@ def train_linear(args) -> tuple[dict, object, object, list[str]]:
     from ..oracles import normalized_margin  # start-up time: --help never loads the oracles
     from ..progress import Progress  # start-up time: tqdm
 
-    spec = spec_from_args(args)   # an unknown optimizer or bad knob: one line before the file is read
+    check_optimizer(args.optimizer)   # an unknown name: one line before the file is read (and said loaded)
     D = load_data(args.data, quiet=args.quiet or args.json, intercept=args.intercept)   # a bad file: one line, fast
-    spec = spec.resolved(D.n)
+    spec = spec_from_args(args).resolved(D.n)
     steps = _horizon(args, D.n, spec.batch_size)
     from ..recipes import RunStore  # numba, cvxpy: imported once the input is known to be good
     from ..recipes.cli import user_file, vector_run
