@@ -14,6 +14,10 @@ medians of per-round ratios; the load average is printed before and after. --mar
 results as the markdown table of benchmarks/README.md.
 --long STEPS: additionally time one compiled run of STEPS steps per --long-optimizers (default signum) end to end,
 as a CLI run would.
+--shipped: instead, the per-step cost of Muon as the libraries ship it (`SHIPPED`: torch's Muon with Adam at ε = 0
+on the vector, its Newton–Schulz in bfloat16 as shipped and in float64, and optax.contrib.muon at eps = 0), run by
+the block engine's reference loop (the only engine of a foreign optimizer), against the engine's own `muon` and
+`muon-adam` rows (compiled and numpy reference) on the same problem, at lr 0.05 t^−0.8.
 """
 
 from __future__ import annotations
@@ -163,6 +167,36 @@ def runners(name, model, X, y, theta0):
 
 
 STEPS = {"compiled": 200_000, "reference": 2_000, "jax": 50_000}
+SHIPPED = ("torch:Muon:weight_decay=0+Adam:eps=0", "torch:Muon:weight_decay=0,ns_float64=True+Adam:eps=0",
+           "optax:contrib.muon:eps=0")
+
+
+def shipped(rounds: int) -> dict:
+    """{row: {steps_per_s, cpu_steps_per_s, us_per_step}} of SHIPPED and the table's muon and muon-adam (module
+    docstring), `rounds` interleaved rounds."""
+    from ibverify.optim.adapters import to_spec
+
+    model, X, y, theta0 = problem()
+    eng = {}
+    for name in SHIPPED:
+        spec = to_spec(name, {"lr": ETA, "lr_decay": P})
+        eng[name] = (2_000, lambda n, s=spec: train.run(model, X, y, make_optimizer(s, params=theta0, L=3.0,
+                                                                                    warn=False), n, theta0,
+                                                        checkpoints=[n], engine="reference"))
+    for name in ("muon", "muon-adam"):
+        for e, n in (("compiled", 200_000), ("reference", 2_000)):
+            eng[f"{name} ({e})"] = (n, lambda k, m=name, e=e: train.run(model, X, y, make_opt(m, theta0), k, theta0,
+                                                                       checkpoints=[k], engine=e))
+    for n, f in eng.values():
+        f(min(n, 2_000))   # warm-up: numba load, jit
+    t = harness.rounds({k: (lambda f=f, n=n: f(n)) for k, (n, f) in eng.items()}, rounds)
+    out = {}
+    for k, (n, _) in eng.items():
+        out[k] = {"steps_per_s": harness.rate(n, t.wall[k]), "cpu_steps_per_s": harness.rate(n, t.cpu[k])}
+        out[k]["us_per_step"] = 1e6 / out[k]["cpu_steps_per_s"]
+        print(f"{k:55s} {out[k]['steps_per_s']:>10,.0f} steps/s  (CPU {out[k]['cpu_steps_per_s']:>10,.0f}/s, "
+              f"{out[k]['us_per_step']:8.1f} µs a step)", flush=True)
+    return out
 
 
 def main(argv=None) -> int:
@@ -173,7 +207,17 @@ def main(argv=None) -> int:
     ap.add_argument("--long", type=int, default=0, help="also time one compiled run of this many steps")
     ap.add_argument("--long-optimizers", default="signum", help="comma-separated optimizers of the --long runs")
     ap.add_argument("--markdown", default=None, metavar="PATH", help="also write the markdown table here")
+    ap.add_argument("--shipped", action="store_true", help="only the shipped Muons against the table's (SHIPPED)")
     args = ap.parse_args(argv)
+    if args.shipped:
+        created, load_before = harness.created(), harness.load_average(" ")
+        print(f"two-layer ReLU², width {WIDTH}, n = {N}, d = {D}; load average before: {load_before}")
+        out = {"shipped": shipped(args.rounds), "created": created, "load_before": load_before,
+               "load_after": harness.load_average(" "), "rounds": args.rounds}
+        print(f"load average after: {out['load_after']}")
+        if args.json:
+            harness.write_json(args.json, out)
+        return 0
     model, X, y, theta0 = problem()
     created, load_before = harness.created(), harness.load_average(" ")
     print(f"two-layer ReLU², width {WIDTH}, n = {N}, d = {D}; load average before: {load_before} "
