@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import IbverifyError
 from .. import claims as registry
-from .output import dump
+from .output import csv_lines_named, dump
 
 
 def cmd_verify(args) -> int:
@@ -259,7 +259,9 @@ def on_user_data(claims: list, args, everything: list | None = None) -> list:
         raise IbverifyError(f"--data runs the {DATA_PREFIX}* claims only (the others generate their own data): "
                             f"{', '.join(other[:3])}{' …' if len(other) > 3 else ''}")
     path = Path(args.data).resolve()
-    D = require_run_scale(user_file(path, intercept=args.intercept).build(), 2, "Adam's moments and metric Σ c_i z_i²")
+    with csv_lines_named(path):   # a ragged CSV: the error names its line
+        D = require_run_scale(user_file(path, intercept=args.intercept).build(), 2,
+                              "Adam's moments and metric Σ c_i z_i²")
     if not args.quiet:
         print(f"data: {D.n} × {D.d} from {args.data}{' with an intercept column' if args.intercept else ''}",
               flush=True)

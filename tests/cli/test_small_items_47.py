@@ -35,7 +35,8 @@ RAGGED = "a,b,label\n1,2,1\n3,4,-1\n\n5,6,7,1\n-1,-2,-1\n"   # line 5 has 4 cell
 @pytest.mark.parametrize("argv", [["margin"], ["predict"], ["train", "--optimizer", "gd"],
                                   ["train", "--model", "two-layer", "--optimizer", "gd", "--steps", "2"],
                                   ["train", "--model", "two-layer", "--optimizer", "gd", "--steps", "2",
-                                   "--standardize"]])
+                                   "--standardize"],
+                                  ["verify", "--tier", "smoke", "--quiet"]])
 def test_a_ragged_csv_is_refused_naming_its_line(capsys, tmp_path, argv):
     p = tmp_path / "ragged.csv"
     p.write_text(RAGGED)
