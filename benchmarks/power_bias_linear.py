@@ -375,7 +375,8 @@ def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> d
                                  "resolution": getattr(j, "resolution", None), "true_gap": gaps[g],
                                  "face_width": lim["face_width"], "reason": j.reason[:240]})
                 say(f"{pr.tag} {m['optimizer']} {tier}: {time.process_time() - t1:.1f} CPU s; "
-                    + ", ".join(f"{r['geometry']} {r['decision'][:4]} (gap {r['true_gap']:.2g})"
+                    + ", ".join(f"{r['geometry']} {r['decision'][:4]} (gap {r['true_gap']:.2g}, δ "
+                                f"{resolution_of(done.results[r['geometry']]):.2g})"
                                 for r in rows[-len(done.results):]))
     return {"rows": rows, "limits": limits, "cpu_minutes": (time.process_time() - t0) / 60,
             "settings": {"data_seed": DATA_SEED, "gauss_seed0": GAUSS_SEED0, "gauss_shape": list(GAUSS_SHAPE),
@@ -458,6 +459,11 @@ def figure(section: dict, path: Path = FIGURE) -> Path:
     colors = dict(zip(dict.fromkeys(g for _, g in GROUPS), ("C0", "C1", "C2", "C7"), strict=True))
     jit = {g: 1 + 0.06 * (i - 1.5) for i, g in enumerate(colors)}   # spread the groups along x, same horizon
     from matplotlib.lines import Line2D
+    for r in section["rows"]:   # each support's δ and true gap joined (a support below its δ: the line goes down)
+        if r["decision"] == rules.SUPPORTED and r.get("resolution") is not None:
+            g = group(r["optimizer"])
+            ax.plot([r["horizon"] * jit[g]] * 2, np.maximum([r["resolution"], r["true_gap"]], FLOOR),
+                    color=colors[g], alpha=0.25, linewidth=0.8)
     handles = []
     for g, p in pts.items():
         if p["resolution"]:
