@@ -13,7 +13,9 @@ w before each step, and the step returned is its change. An `lr` keyword becomes
 Float64 reference engine only (no mpmath oracle, no compiled kernel). The block models (matrix, two-layer) are added
 to the row by `torchblock.with_blocks` (`adapters.to_spec`). Own geometry
 "adaptive" (unknown: what `ibverify bias` finds out). torch is imported only when such an optimizer is asked for.
-Every refusal is one IbverifyError line.
+Every refusal is one IbverifyError line. torch's Muon (2-D parameters only) is read here too and built by
+`torchmuon`: `torch:Muon[:k=v]+PARTNER[:k=v]` (Muon on the matrices, a torch.optim partner on the other blocks),
+`torch:Muon:ns_float64=True` (its Newton–Schulz in float64); those rows run the block models only.
 """
 
 from __future__ import annotations
