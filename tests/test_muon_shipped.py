@@ -206,3 +206,9 @@ def test_optax_contrib_muon_is_its_own_split_in_float64():
         X = 3.4445 * X + (-4.775 * A + 2.0315 * A @ A) @ X
     assert np.abs(new["W"] - (-0.1 * X.T)).max() <= 1e-12
     assert np.abs(new["a"] - (-0.1 * np.sign(g["a"]))).max() <= 1e-12
+
+
+def test_bias_names_the_partner_syntax_for_a_bare_muon_on_the_two_layer_net(capsys):
+    rc = main(["bias", "--optimizer", "torch:Muon", "--model", "two-layer", "--tier", "smoke", "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "runs matrix" in err and "torch:Muon:weight_decay=0+Adam:eps=0" in err
