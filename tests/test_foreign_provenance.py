@@ -87,3 +87,18 @@ def test_plain_value_never_writes_an_address():
     assert plain_value(np.array(2.0)) == 2.0
     assert plain_value(optax.adam).endswith(".adam") and "0x" not in plain_value(optax.adam)
     assert plain_value(object()) == "object"
+
+
+@pytest.mark.parametrize("name", ["torch:Adam:eps=0", "optax:adam:eps=0"])
+@pytest.mark.parametrize("knob", TABLE_ONLY)
+def test_a_table_knob_given_to_a_foreign_optimizer_is_refused_not_ignored(name, knob):
+    value = {"bias_correction": True}.get(knob, 0.5)
+    with pytest.raises(ibverify.IbverifyError, match=f"{knob} is a knob of the optimizer table"):
+        to_spec(name, {knob: value}, probe=False)
+
+
+@pytest.mark.parametrize("name", ["torch:Adam:eps=0", "optax:adam:eps=0"])
+def test_the_run_settings_still_reach_a_foreign_optimizer(name):
+    spec = to_spec(name, {"lr": 0.01, "lr_decay": 0.0, "batch_size": 2, "seed": 3}, probe=False)
+    assert (spec.lr, spec.lr_decay, spec.batch_size, spec.seed) == (0.01, 0.0, 2, 3)
+    assert to_spec("adam", {"beta1": 0.5}, probe=False).beta1 == 0.5   # the table's own rows read them

@@ -93,6 +93,11 @@ def _torch_spec(obj: Any, knobs: Mapping[str, Any]) -> OptimizerSpec:
     return OptimizerSpec.from_params(knobs, name=row.name, user=row)
 
 
+# the table's knobs that a torch or optax optimizer does not read (it reads the run settings: lr, lr_decay, batch_size,
+# order, loss, seed, lr_matrix, lr_vector)
+TABLE_ONLY = ("beta1", "beta2", "eps", "bias_correction", "weight_decay")
+
+
 def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str = "optimizer",
             probe: bool = True) -> OptimizerSpec:
     """The OptimizerSpec of `optimizer` with `knobs` (the table's knob names; those not given: the optimizer's
@@ -132,6 +137,11 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
     from .userfile import foreign
 
     spec = foreign(spec)   # a torch or optax optimizer: its JSON lists its own hyper-parameters
+    unread = [k for k in knobs if k in TABLE_ONLY] if spec is not None and type(spec).__name__ == "ForeignSpec" else []
+    if unread:   # a torch/optax optimizer reads its own hyper-parameters, never the table's knobs: refused, not ignored
+        raise IbverifyError(f"{what}: {', '.join(unread)} {'is a knob' if len(unread) == 1 else 'are knobs'} of the "
+                            f"optimizer table, which {spec.name} does not read; give its own hyper-parameters in its "
+                            f"name (e.g. torch:Adam:eps=0, optax:adam:b1=0.9)")
     if probe:
         from .userprobe import probe as first_steps  # numpy
 
