@@ -481,3 +481,25 @@ def test_bias_linear_datasets_are_fresh_and_gaussian_sets_separable():
     assert BL.DATA_SEED != 0   # bias's default draws are not this table's
     (src, pr), = BL.gaussian_problems(1, RunStore())
     assert src == "gaussian" and pr.n == BL.GAUSS_SHAPE[0] and min(pr.optima[g][1] for g in pr.optima) > 0
+
+
+def test_bias_linear_committed_measurements_are_this_module_s_settings():
+    """Changing the family (κ, p, data seeds, tolerances, horizons) without regenerating power.json fails here; the
+    baseline predates the resolution (no support states one) and the current measurement states one on every
+    support (checks.bias: a support needs a finite resolution)."""
+    sec = DATA["bias_linear"]
+    for part in (sec["baseline"], sec["current"]):
+        st = part["settings"]
+        assert (st["kappas"], st["ps"], st["data_seed"], st["gauss_seed0"], st["gauss_shape"]) == (
+            list(BL.KAPPAS), list(BL.PS), BL.DATA_SEED, BL.GAUSS_SEED0, list(BL.GAUSS_SHAPE))
+        assert (st["truth_tol"], st["cert_rtol"], st["face_eps"], st["face_tol"]) == (
+            BL.TRUTH_TOL, BL.CERT_RTOL, BL.FACE_EPS, BL.FACE_TOL)
+        assert {r["optimizer"] for r in part["rows"]} == {m["optimizer"] for m in BL.members()}
+        assert all(max(x["certificate"].values()) <= BL.CERT_RTOL for x in part["limits"])
+        assert all(x["face_width"] is None or x["face_width"] < BL.FACE_TOL for x in part["limits"])
+    from ibverify.checks import bias
+    assert sec["current"]["settings"]["horizons"] == {t: list(bias.HORIZONS[t]["linear"]) for t in BL.TIERS}
+    sup = [r for r in sec["baseline"]["rows"] if r["decision"] == rules.SUPPORTED]
+    assert sup and all(r["resolution"] is None for r in sup)
+    sup = [r for r in sec["current"]["rows"] if r["decision"] == rules.SUPPORTED]
+    assert sup and all(r["resolution"] is not None and r["resolution"] >= 0 for r in sup)
