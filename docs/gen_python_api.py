@@ -73,6 +73,11 @@ CELLS: list[tuple[str, str]] = [
     ("", 'm = r.models[0]\n'
          'm["supported"], m["contradicted"], m["evidence"]["linf"]["line"]'),
     ("", 'sorted(r.to_json())'),
+    ("Every support carries its resolution δ: the largest margin gap the limit could still have on the supported "
+     "datasets, given the measured gaps and rates (`checks.bias.resolution`); the text prints it as "
+     "\"linf (to within δ)\", `--json` as `evidence.<geometry>.resolution`, a dataset's as "
+     "`evidence.<geometry>.datasets[i].resolution`.",
+     'r.resolution()'),
     ("`plot()` draws one matplotlib figure per model, a panel per dataset: each geometry's margin gap against the "
      "steps (in a notebook, the figure shows below the cell; here it is saved).",
      'figs = r.plot()\n'
@@ -149,8 +154,8 @@ optimizer's spec with `ibverify.optim.adapters.to_spec` and calls `cli.bias.answ
 `runner.bias.identify_all`, exactly as `ibverify bias`; `verify` selects the claims as `ibverify verify` does and runs
 them with `runner.verify.verify`; `train` fills the `train` command's options (its defaults, then your arguments) and
 calls the command's own run (`cli.train.train_linear`, `cli.network.train_run`). The results are small dataclasses:
-`BiasResult` (`optimizer, knobs, tier, seed, models`, `supported()`, `to_json()`, `plot()`), `VerifyResult`
-(`tier, seed, rows, summary`, `as_expected`, `verdicts()`, `to_json()`, indexing by claim id) and `TrainResult`
+`BiasResult` (`optimizer, knobs, tier, seed, models`, `supported()`, `resolution()`, `to_json()`, `plot()`),
+`VerifyResult` (`tier, seed, rows, summary`, `as_expected`, `verdicts()`, `to_json()`, indexing by claim id) and `TrainResult`
 (`run, notes, output`, `checkpoints, thetas, theta, w, diagnostics, steps`, `to_json()`, `plot()`). These names and
 keyword arguments are the stable surface; everything else in the package may change.
 """

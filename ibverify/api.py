@@ -116,7 +116,8 @@ def _knobs(knobs: dict, what: str, exclude: tuple[str, ...] = ()) -> dict:
 @dataclass(frozen=True)
 class BiasResult:
     """`ibverify.bias`'s answer: `models` is the `models` list of `ibverify bias … --json` (per model: supported,
-    contradicted, inconclusive geometries, evidence with each dataset's curve, …); `to_json()` the whole object."""
+    contradicted, inconclusive geometries, evidence with each dataset's curve and resolution, …); `to_json()` the
+    whole object; `resolution()` how close to each supported geometry's optimum the limit is known to be."""
 
     optimizer: str
     knobs: dict
@@ -132,6 +133,13 @@ class BiasResult:
     def supported(self) -> dict[str, list[str]]:
         """Model → the geometries whose KKT conditions the limit satisfies (empty: none of these)."""
         return {m["model"]: list(m.get("supported", [])) for m in self.models}
+
+    def resolution(self) -> dict[str, dict[str, float | None]]:
+        """Model → supported geometry → its resolution δ: the largest margin gap (the KKT residual on the two-layer
+        net) the limit could still have on the supported datasets, given their measured gaps and rates (`--json`'s
+        `evidence.<geometry>.resolution`; None: unresolved). A support reads "g (to within δ)", never "exactly g"."""
+        return {m["model"]: {g: m["evidence"][g].get("resolution") for g in m.get("supported", [])}
+                for m in self.models}
 
     def plot(self) -> list:
         """One matplotlib Figure per model (not judged: none), a panel per dataset: every geometry's judged series

@@ -147,6 +147,10 @@ def test_json_is_one_object_with_the_documented_names(capsys):
     assert sorted(named) == sorted(m["evidence"]) == ["l2", "linf", "spectral"]
     assert set(named) <= set(bias.GEOMETRIES)
     assert "two-layer" in obj["skipped"]
+    ev = m["evidence"]["spectral"]   # a support states its resolution: the largest over its supported datasets
+    sup = [d for d in ev["datasets"] if d["decision"] == "supported"]
+    assert ev["resolution"] == max(d["resolution"] for d in sup)
+    assert all(0 <= d["resolution"] <= d["margin_gap"] for d in sup)
 
 
 def test_text_answer_and_user_data(tmp_path, capsys):

@@ -26,9 +26,12 @@ Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py
                      horizon contradicts; or rules.judge_rate_invariant(gap, ‖θ‖_g, SLOW_BOUND) supports (a gap
                      ≤ 5 % falling like 1/‖θ‖_g with ‖θ‖_g → ∞: gradient descent's 1/log t approach, Soudry et al.
                      2018, which no bound of 1 % can see at a reachable horizon; its contradiction half is not used,
-                     since a fast gap under a fast-growing norm would trip it). Cross-geometry (as
+                     since a fast gap under a fast-growing norm would trip it), read only where ‖θ‖_g grows like a
+                     log (`growth`: the run's own rate, never the optimizer's name). Cross-geometry (as
                      gronich_linear's `rival`): a run supported in h contradicts g when h's certified optimum is
-                     > BOUND short of g's in g's margin (the limit is h's optimum, not g's).
+                     > BOUND short of g's in g's margin (the limit is h's optimum, not g's). A run that does not
+                     separate the data (min margin ≤ 0 at the horizon) is judged in no geometry: inconclusive, set
+                     aside at the cap (replaced by the next dataset).
     two-layer        gronich_score.judge(scores, g) with the network claims' tolerances (guard 1, min_drop 5 %),
                      always with final=False: a geometry is contradicted only when another is at or below it with no
                      falling ratio, never by its own residual's plateau at the tier's cap (KKT points of a network
@@ -39,6 +42,9 @@ Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py
                      cap, or that never separates the data, is set aside and replaced by the next dataset (before the
                      cap when inert samples alone hold its margin at 0, gronich_score.unseparated: no step acts on
                      them any more).
+Every geometry on every dataset carries its `resolution` (the largest limit gap, or limit residual on the two-layer
+net, the run still allows: the measured value, tightened by the measured rate); a support is stated with it ("g to
+within δ") and never without a finite one.
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).

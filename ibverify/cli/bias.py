@@ -131,18 +131,11 @@ def decade_lines(model: dict) -> list[str]:
     return out
 
 
-def supported_text(model: dict, g: str) -> str:
-    """A supported geometry with its resolution: "l2 (to within 0.31 %)" (margin gap), "l2 (KKT residual within
-    0.002)" (two-layer), "l2 (unresolved)" where none could be given."""
-    res = model["evidence"][g].get("resolution")
-    if res is None:
-        return f"{g} (unresolved)"
-    two_layer = model["model"] == "two-layer"
-    return f"{g} (KKT residual within {res:.3g})" if two_layer else f"{g} (to within {100 * res:.2g} %)"
-
-
 def text(out: dict) -> str:
-    """The human answer: per model, the supported / contradicted / inconclusive geometries with one line each."""
+    """The human answer: per model, the supported / contradicted / inconclusive geometries with one line each, a
+    supported one with its resolution ("l2 (to within 0.31 %)")."""
+    from ..report.bias import resolution_text
+
     knobs = ", ".join(f"{k} = {v}" for k, v in out["knobs"].items()) or "the table's defaults"
     src = f" from {out['source']}" if "source" in out else ""
     lines = [f"{out['optimizer']}{src} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
@@ -150,14 +143,13 @@ def text(out: dict) -> str:
         if "not_judged" in m:
             lines.append(f"  {m['model']}: not judged ({m['not_judged']})")
             continue
-        sup = ", ".join(supported_text(m, g) for g in m["supported"]) or "none of these"
+        sup = ", ".join(f"{g} ({resolution_text(m, g)})" for g in m["supported"]) or "none of these"
         lines.append(f"  {m['model']}: {sup} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
                      f"{m['cpu_seconds']:.1f} CPU s)")
         for word in ("supported", "contradicted", "inconclusive"):
             for g in m[word]:
                 e = m["evidence"][g]
-                res = e.get("resolution")
-                within = "" if res is None or word != "supported" else f"; limit {supported_text(m, g)[len(g) + 2:-1]}"
+                within = f"; limit {resolution_text(m, g)}" if word == "supported" else ""
                 lines.append(f"    {word:<12} {g:<8} {e['line']} ({e['tally']}{within})")
         for a in m.get("set_aside", []):
             lines.append(f"    set aside: {a['dataset']} ({a['reason']})")

@@ -1,11 +1,12 @@
 """The report page of `ibverify bias --report DIR`: DIR/index.html, DIR/figures/bias-*.{svg,csv} and DIR/bias.json,
 from the command's output dicts alone (one per optimizer) and a provenance dict.
 
-Per optimizer and model: the answer table (geometry → supported / contradicted / inconclusive, its evidence line
-and tally, and each dataset's decision and reason), and one log–log figure per dataset of every geometry's judged
-series over steps (the margin gap 1 − γ/γ* on the linear and matrix models, the Fenchel KKT residual on the
-two-layer net; the `curve` of each dataset in the output). Figures are drawn by figures.FigureMaker, pages by the
-report's jinja2 environment (template bias.html.j2); files are written atomically, index.html last.
+Per optimizer and model: the answer table (geometry → supported / contradicted / inconclusive, a support with its
+resolution, "to within δ"; its evidence line and tally, and each dataset's decision, resolution and reason), and one
+log–log figure per dataset of every geometry's judged series over steps (the margin gap 1 − γ/γ* on the linear and
+matrix models, the Fenchel KKT residual on the two-layer net; the `curve` of each dataset in the output). Figures are
+drawn by figures.FigureMaker, pages by the report's jinja2 environment (template bias.html.j2); files are written
+atomically, index.html last.
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ def model_series(model: dict) -> list[tuple[str, list[dict]]]:
     return list(out.items())
 
 
+def resolution_text(model: dict, g: str) -> str:
+    """Geometry g's resolution on a model entry of the answer, as `ibverify bias` prints a support: "to within
+    0.31 %" (a margin gap, in percent), "KKT residual within 0.002" (the two-layer net), "unresolved" (none)."""
+    res = model["evidence"][g].get("resolution")
+    if res is None:
+        return "unresolved"
+    return f"KKT residual within {res:.3g}" if model["model"] == "two-layer" else f"to within {100 * res:.2g} %"
+
+
 def _rows(model: dict) -> list[dict]:
     """The answer table: one row per geometry, supported first."""
     rows = []
@@ -56,7 +66,8 @@ def _rows(model: dict) -> list[dict]:
         for g in model[word]:
             ev = model["evidence"][g]
             rows.append({"geometry": g, "word": word, "cls": WORD_CLASS[word], "line": ev["line"],
-                         "tally": ev["tally"], "datasets": ev["datasets"]})
+                         "tally": ev["tally"], "datasets": ev["datasets"],
+                         "within": resolution_text(model, g) if word == "supported" else ""})
     return rows
 
 
@@ -88,10 +99,18 @@ def knob_texts(spec: dict) -> list[str]:
     return out
 
 
+def headline(model: dict) -> str:
+    """A model's answer as its heading says it: the supported geometries with their resolutions, "none of these",
+    or "not judged"."""
+    if "not_judged" in model:
+        return "not judged"
+    return ", ".join(f"{g} ({resolution_text(model, g)})" for g in model["supported"]) or "none of these"
+
+
 def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
     sections = []
     for i, a in enumerate(answers):
-        models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}),
+        models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}), "headline": headline(m),
                    "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
                                if (i, m["model"], tag) in views]} for m in a["models"]]
         sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models})

@@ -6,8 +6,10 @@ A decade [10^k, 10^(k+1)] is read on a dataset whose curve has checkpoints at (o
 **leader** there is the geometry whose value at the decade's end is the smallest of the model's geometries (a tie:
 none) and which falls over the decade: rules.falling's floor (a value ≤ rules.FLOOR is reached) or, over the
 decade's checkpoints, a log-log slope fitted by rules.window_fit below rules.FLAT (−0.02: ≥ 5 % per decade).
-Otherwise the decade has no leader on that dataset. Over the datasets that read it, a decade's **geometry** is the
-leader of ≥ 2/3 of them (the threshold of checks.bias.tally_geometry), else null.
+Otherwise the decade has no leader on that dataset, nor where some geometry has no finite value at the decade's end
+(a margin gap ≥ 1: the run did not separate the data there; a dataset set aside is not read at all). Over the
+datasets that read it, a decade's **geometry** is the leader of ≥ 2/3 of them (the threshold of
+checks.bias.tally_geometry), else null.
 
 A **switch** is a change of geometry between consecutive decades that have one (null decades between them skipped):
 from g (its last decade [a, ·]) to h (its run of decades up to b). Its fitted step on a dataset is where h's series
@@ -29,13 +31,19 @@ SHARE = 2 / 3   # datasets that must agree on a decade's leader (checks.bias.tal
 
 
 def _curves(model: dict) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
-    """dataset tag → geometry → (steps, values) from a model entry's evidence (datasets without a curve left out)."""
+    """dataset tag → geometry → (steps, values) from a model entry's evidence (datasets without a curve, and those set
+    aside, such as a run that does not separate its data, left out). A margin gap's checkpoints where the run did not
+    separate the data (gap ≥ 1: min margin ≤ 0) are NaN, so no decade ending there is ranked."""
     out: dict[str, dict] = {}
     for g, ev in model.get("evidence", {}).items():
         for d in ev.get("datasets", []):
             c = d.get("curve")
-            if c and c.get("steps"):
-                out.setdefault(d["dataset"], {})[g] = (np.asarray(c["steps"], float), np.asarray(c["values"], float))
+            if not c or not c.get("steps") or d.get("decision") == rules.SET_ASIDE:
+                continue
+            y = np.asarray(c["values"], float)
+            if "margin_gap" in d:
+                y = np.where(y < 1.0, y, np.nan)
+            out.setdefault(d["dataset"], {})[g] = (np.asarray(c["steps"], float), y)
     return out
 
 
@@ -70,7 +78,7 @@ def leader(series: dict[str, tuple[np.ndarray, np.ndarray]], k: int) -> str | No
         j = _end_index(x, 10.0 ** (k + 1))
         if j is not None and math.isfinite(float(y[j])):
             ends[g] = (j, float(y[j]))
-    if not ends:
+    if len(ends) < len(series):   # a geometry without a value there (e.g. the run not separating): nothing ranked
         return None
     low = min(v for _, v in ends.values())
     best = [g for g, (_, v) in ends.items() if v == low]
