@@ -14,7 +14,7 @@ import time
 
 from ..errors import IbverifyError
 from ..optim.table import KNOBS, ORDERS, names
-from .output import add_intercept_option, dump, nonneg_int
+from .output import add_intercept_option, csv_lines_named, dump, nonneg_int
 
 USER_NOTE = ("your own optimizer: --optimizer path/to/file.py[:function] (default function make). The function "
              "returns ibverify.optim.userfile.UserOptimizer(name, update, vector, block, knobs): "
@@ -97,7 +97,8 @@ def _knobs(args) -> dict:
 
 
 def _load(path: str, intercept: bool = False):
-    """The user's dataset as a data recipe (recipes.cli.bias_data): a vector dataset (as `train`; whether it can feed
+    """The user's dataset as a data recipe (recipes.cli.bias_data) and its inert (all-zero) columns, which every
+    optimizer's run leaves at 0 (docs/own-data.md): a vector dataset (as `train`; whether it can feed
     each model is decided per model: checks.bias.plan; `intercept` appends a column of ones), or matrix inputs: an
     .npz with X of shape (n, p, r) (no intercept: the matrix model has none)."""
     from ..data import load_dataset  # start-up time: the parser and --help never import numpy
@@ -110,8 +111,9 @@ def _load(path: str, intercept: bool = False):
             if intercept:
                 raise IbverifyError(f"{path}: --intercept appends a column to n×d data; these are n×p×r matrices")
             # only the matrix model takes matrices; its block run squares gradients ∝ x (as train --model matrix-linear)
-            return bias_data(require_run_scale(D, 2, "the matrix model's squared gradients"))
-    return bias_data(load_dataset(path, require_separable=False, intercept=intercept))
+            return bias_data(require_run_scale(D, 2, "the matrix model's squared gradients")), []
+    D = load_dataset(path, require_separable=False, intercept=intercept)
+    return bias_data(D), [int(k) for k in getattr(D, "inert", [])]
 
 
 def decade_lines(model: dict) -> list[str]:
@@ -136,7 +138,9 @@ def text(out: dict) -> str:
     supported one with its resolution ("l2 (to within 0.31 %)")."""
     from ..report.bias import resolution_text
 
-    knobs = ", ".join(f"{k} = {v}" for k, v in out["knobs"].items()) or "the table's defaults"
+    own = str(out["optimizer"]).startswith(("torch:", "optax:"))   # a library's optimizer reads no knob of the table
+    knobs = (", ".join(f"{k} = {v}" for k, v in out["knobs"].items())
+             or ("its own defaults" if own else "the table's defaults"))
     src = f" from {out['source']}" if "source" in out else ""
     lines = [f"{out['optimizer']}{src} ({knobs}; tier {out['tier']}, seed {out['seed']})"]
     for m in out["models"]:
@@ -198,7 +202,13 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
 
     if intercept and data_file is None:
         raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
-    data = _load(data_file, intercept) if data_file is not None else None
+    data, inert = None, []
+    if data_file is not None:
+        with csv_lines_named(data_file):   # a ragged CSV: the error names its line
+            data, inert = _load(data_file, intercept)
+        if inert:
+            note(f"{data_file}: {len(inert)} all-zero column{'s' if len(inert) != 1 else ''} set aside (left at 0 by "
+                 f"every optimizer): {', '.join(map(str, inert[:12]))}{' …' if len(inert) > 12 else ''}")
     chosen = []
     for spec in specs:   # every argument checked (plan) before a note is said; notes only where the linear model runs
         names, _ = plan(spec, tier=tier, datasets=datasets, data=data, data_name=str(data_file or ""), models=models)
@@ -222,7 +232,9 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
             for u in m.get("underflow", []):
                 note(describe_underflow(a["optimizer"], m["model"], u))
     return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
-             **({"conventions": notes} if notes else {}), "seconds": seconds, "cpu_seconds": cpu}
+             **({"conventions": notes} if notes else {}),
+             **({"data": {"file": str(data_file), "inert_coordinates": inert}} if data_file is not None else {}),
+             "seconds": seconds, "cpu_seconds": cpu}
             for a, (_, notes) in zip(found, chosen, strict=True)]
 
 
