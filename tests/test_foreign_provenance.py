@@ -15,7 +15,8 @@ optax = pytest.importorskip("optax")
 
 import ibverify  # noqa: E402
 from ibverify.optim.adapters import to_spec  # noqa: E402
-from ibverify.optim.userfile import ForeignSpec, plain_value  # noqa: E402
+from ibverify.optim.foreign import ForeignSpec  # noqa: E402
+from ibverify.optim.userfile import plain_value  # noqa: E402
 
 TABLE_ONLY = ("beta1", "beta2", "eps", "bias_correction", "weight_decay")
 ADAM_HP = {"b1": 0.9, "b2": 0.999, "eps": 0.0, "eps_root": 0.0, "mu_dtype": None, "nesterov": False}

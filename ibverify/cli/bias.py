@@ -206,9 +206,6 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
     if data_file is not None:
         with csv_lines_named(data_file):   # a ragged CSV: the error names its line
             data, inert = _load(data_file, intercept)
-        if inert:
-            note(f"{data_file}: {len(inert)} all-zero column{'s' if len(inert) != 1 else ''} set aside (left at 0 by "
-                 f"every optimizer): {', '.join(map(str, inert[:12]))}{' …' if len(inert) > 12 else ''}")
     chosen = []
     for spec in specs:   # every argument checked (plan) before a note is said; notes only where the linear model runs
         names, _ = plan(spec, tier=tier, datasets=datasets, data=data, data_name=str(data_file or ""), models=models)
@@ -227,6 +224,9 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
     finally:
         bar.close()
     seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
+    if inert:   # said with the answer (a refused file gets its one error line alone)
+        note(f"{data_file}: {len(inert)} all-zero column{'s' if len(inert) != 1 else ''} set aside (left at 0 by "
+             f"every optimizer): {', '.join(map(str, inert[:12]))}{' …' if len(inert) > 12 else ''}")
     for a in found:   # a float64 run that underflowed: said on stderr (and in the answer's "underflow")
         for m in a["models"]:
             for u in m.get("underflow", []):

@@ -134,10 +134,10 @@ def to_spec(optimizer: Any, knobs: Mapping[str, Any] | None = None, *, what: str
         from .torchblock import with_blocks   # torch on the block models too
 
         spec = replace(spec, user=with_blocks(spec.user))
-    from .userfile import foreign
+    from .foreign import ForeignSpec, foreign
 
     spec = foreign(spec)   # a torch or optax optimizer: its JSON lists its own hyper-parameters
-    unread = [k for k in knobs if k in TABLE_ONLY] if spec is not None and type(spec).__name__ == "ForeignSpec" else []
+    unread = [k for k in knobs if k in TABLE_ONLY] if isinstance(spec, ForeignSpec) else []
     if unread:   # a torch/optax optimizer reads its own hyper-parameters, never the table's knobs: refused, not ignored
         raise IbverifyError(f"{what}: {', '.join(unread)} {'is a knob' if len(unread) == 1 else 'are knobs'} of the "
                             f"optimizer table, which {spec.name} does not read; give its own hyper-parameters in its "

@@ -36,13 +36,12 @@ import hashlib
 import re
 import sys
 import types
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .. import optfile
 from ..errors import IbverifyError
-from .spec import OptimizerSpec
 from .table import KNOBS, NAMES, OptimizerInfo
 
 # knobs a user's optimizer may default (the hybrids' lr_matrix/lr_vector, the sample order, loss and seed are the
@@ -101,31 +100,6 @@ def plain_value(v: Any) -> Any:
     if callable(v) and hasattr(v, "__qualname__"):
         return f"{getattr(v, '__module__', '') or ''}.{v.__qualname__}".lstrip(".")
     return type(v).__name__
-
-
-class ForeignSpec(OptimizerSpec):
-    """The spec of a torch or optax optimizer (`adapters.to_spec`): its JSON lists the optimizer's own
-    hyper-parameters (`hyperparameters`: torch's param_groups, optax's factory arguments or hyper-parameter state) and
-    ibverify's run settings (the lr and lr_decay of the schedule it sets, batch size, order, loss, seed), never the
-    table's knobs (beta1, eps, bias_correction, …), which such an optimizer does not read."""
-
-    def to_json(self) -> dict:
-        chains = self.user.user
-        own = getattr(chains, "hyperparameters", None)
-        if own is None:
-            return super().to_json()
-        out = {k: getattr(self, k) for k in ("name", "batch_size", "order", "lr", "lr_decay", "loss", "seed")}
-        out.update({k: getattr(self, k) for k in ("lr_matrix", "lr_vector") if getattr(self, k) is not None})
-        out.update(library=chains.library, hyperparameters=dict(own), source=chains.source,
-                   source_sha256=chains.sha256)
-        return out
-
-
-def foreign(spec: OptimizerSpec) -> OptimizerSpec:
-    """`spec` as a ForeignSpec when its row is a torch or optax optimizer's (its chains list hyperparameters)."""
-    if spec.user is None or getattr(spec.user.user, "hyperparameters", None) is None or isinstance(spec, ForeignSpec):
-        return spec
-    return ForeignSpec(**{f.name: getattr(spec, f.name) for f in fields(spec)})
 
 
 class _Bad(Exception):

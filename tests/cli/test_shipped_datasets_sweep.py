@@ -23,6 +23,8 @@ from ibverify.cli import main
 TOL = 1e-7
 DIGITS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9), (1, 7), (3, 8), (4, 9), (5, 6), (2, 8)]
 REFUSED = {"iris1v2"}   # the one split that is not linearly separable
+# separable, but Signum at bias's smoke tier has not separated them by 1e5 steps (min margin < 0): set aside, exit 2
+UNSEPARATED_AT_SMOKE = {"breast_cancer", "breast_cancer+intercept"}
 WITNESS = "not linearly separable: dual witness"
 DATA_CLAIMS = {"data.det-adam-linf", "data.control.det-adam-l2", "data.signum-linf", "data.control.signum-l2",
                "data.inc-adam-fixed-point", "data.control.inc-adam-linf"}
@@ -117,6 +119,9 @@ def test_bias_judges_the_linear_model_or_refuses(capfd, files, name):
     rc = main(["bias", "--optimizer", "signum", "--data", str(files[name]), "--model", "linear", "--tier", "smoke",
                "--json", "-q"] + _flag(name))
     out, err = capfd.readouterr()
+    if name in UNSEPARATED_AT_SMOKE:   # issue 47 item 3: a run that has not separated the data is never ranked
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and "not separated at T = 1e+05 (min margin -" in err
+        return None
     if rc != 0:
         return _refused(rc, err, name)
     assert name not in REFUSED
