@@ -190,8 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("results", nargs="?", default=None, help="results JSON of this run")
     cp.add_argument("--fresh", action="store_true",
                     help="freshness gate instead: fail (exit 1), naming the claims, when the baseline lacks a claim "
-                         "of its tier, holds a row whose check hash differs from the code's, a row made from "
-                         "uncommitted code, or a row of a claim no longer in the registry")
+                         "of its tier, holds a row made from uncommitted code, a row of a claim no longer in the "
+                         "registry, or a row not as expected (but an inconclusive one with a published fitted "
+                         "crossing); a row whose check hash differs from the code's is named stale, with its commit, "
+                         "and does not fail")
     cp.add_argument("--report-only", action="store_true", help="with --fresh: print the same lines, exit 0")
     cp.set_defaults(func=cmd_compare)
     return p

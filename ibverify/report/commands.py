@@ -32,8 +32,10 @@ def compare_command(baseline_path: str | os.PathLike, results_path: str | os.Pat
 
 def fresh_command(baseline_path: str | os.PathLike, claims: list, report_only: bool = False,
                   out: TextIO | None = None) -> int:
-    """`ibverify compare --fresh BASELINE.json`: one line per claim whose row is missing, stale (check hash), dirty or
-    of a claim gone from the registry (report.freshness); 0 if none, else 1 (always 0 with report_only)."""
+    """`ibverify compare --fresh BASELINE.json`: one line per claim whose row is missing, stale (check hash, with the
+    commit it was made at), dirty, unexpected (not as expected, but for an inconclusive row with a published fitted
+    crossing) or of a claim gone from the registry (report.freshness); 1 if any row fails (all but stale ones),
+    else 0 (always 0 with report_only)."""
     out = out or sys.stdout
     res = freshness(load_results(baseline_path), claims)
     for line in res.lines():

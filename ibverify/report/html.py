@@ -21,6 +21,7 @@ import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Mapping
 
 from ..atomic import atomic_write_all
 from ..claims import STATUSES
@@ -203,7 +204,8 @@ def reproduce_run(results: dict) -> list[str]:
     return out
 
 
-def index_page(results: dict, names: dict[str, str]) -> str:
+def index_page(results: dict, names: dict[str, str], stale: Mapping[str, str] | None = None) -> str:
+    """The index; `stale`: claim id → why its row is stale (a badge on its line, a card counting them)."""
     groups: dict[str, list[dict]] = {}
     for c in results["claims"]:
         groups.setdefault(c["paper"], []).append(c)
@@ -211,7 +213,7 @@ def index_page(results: dict, names: dict[str, str]) -> str:
     return environment().get_template("index.html.j2").render(
         r=results, names=names, groups=list(groups.items()), status_counts=counts, key_figure=_key_figure,
         spark=_spark, provenance=provenance_groups(results["claims"]), data_files=data_groups(results["claims"]),
-        reproduce=reproduce_run(results))
+        reproduce=reproduce_run(results), stale=stale or {})
 
 
 def data_groups(rows: list[dict]) -> list[tuple[tuple[str, str], int]]:
@@ -265,8 +267,10 @@ def horizon_text(horizons: list[dict]) -> str:
     return "; ".join(parts)
 
 
-def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = None, power: dict | None = None) -> str:
-    """A claim's page; `power`: the power table (power_table()) for its resolution line, None for none."""
+def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = None, power: dict | None = None,
+               stale: str = "") -> str:
+    """A claim's page; `power`: the power table (power_table()) for its resolution line, None for none; `stale`: why
+    its row is stale ("": current; a badge and a banner at the top otherwise)."""
     rows, repeats = unique_rows((c["outcome"] or {}).get("table") or [])
     cols: list[str] = []
     for r in rows:
@@ -283,7 +287,7 @@ def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = No
     return environment().get_template("claim.html.j2").render(
         c=c, names=names, plots=plots or [], table={"rows": rows, "cols": cols, "repeats": repeats}, run=run,
         whole_figures=whole, example_figures=per_example, details=detail_sections(o.get("details") or ""),
-        resolution=resolution)
+        resolution=resolution, stale=stale)
 
 
 def power_table(path: Path | None = None) -> dict | None:
@@ -397,8 +401,11 @@ def render_figures(c: dict, stem: str, draw, previous: Path | None = None) -> tu
     return views, files
 
 
-def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
-    """Render index.html, claims/<id>.html and figures/ into `out_dir` from `results` only; returns index.html."""
+def render_report(results: dict, out_dir: str | os.PathLike, stale: Mapping[str, str] | None = None) -> Path:
+    """Render index.html, claims/<id>.html and figures/ into `out_dir` from `results` only; returns index.html.
+    `stale`: claim id → why its row is stale (made by older code: docs/gen_full_report.py says which, from the
+    registry's check hashes), marked on its page and in the index; None or {}: every row shown as it is."""
+    stale = stale or {}
     validate_results(results)
     out = Path(out_dir)
     names = page_names(results["claims"])
@@ -415,8 +422,8 @@ def render_report(results: dict, out_dir: str | os.PathLike) -> Path:
         stem = names[c["id"]][: -len(".html")]
         views, figs = render_figures(c, stem, draw, out / "figures")
         files.update(figs)
-        files[f"claims/{names[c['id']]}"] = claim_page(c, names, views, power)
-    files["index.html"] = index_page(results, names)  # last: moved into place after every other file
+        files[f"claims/{names[c['id']]}"] = claim_page(c, names, views, power, stale.get(c["id"], ""))
+    files["index.html"] = index_page(results, names, stale)  # last: moved into place after every other file
     for d in OUTPUT_DIRS:
         (out / d).mkdir(parents=True, exist_ok=True)
     atomic_write_all({out / rel: data for rel, data in files.items()})

@@ -116,8 +116,9 @@ def _nothing():
     yield
 
 
-def render_file(results_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
-    """Render the results file into `out_dir` (copied there as results.json); returns index.html.
+def render_file(results_path: str | os.PathLike, out_dir: str | os.PathLike, stale: dict | None = None) -> Path:
+    """Render the results file into `out_dir` (copied there as results.json); returns index.html. `stale`: claim id
+    → why its row is stale, marked on its page and in the index (html.render_report).
 
     Refuses (one line) when `out_dir` holds a report with claims the file does not have, since rendering
     would delete their pages; a folder holding the same claims (or none) is re-rendered."""
@@ -140,4 +141,4 @@ def render_file(results_path: str | os.PathLike, out_dir: str | os.PathLike) -> 
                                     f"{lost[0]}); rendering would delete their pages: choose another --out folder")
         if not same:
             write_results(results, here)
-        return render_report(results, out)
+        return render_report(results, out, stale)

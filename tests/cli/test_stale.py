@@ -220,33 +220,153 @@ def test_stale_takes_the_baselines_tier_and_seed(registry, tmp_path, capsys):
     assert verify(registry, "--allow-dirty") == 2
 
 
-def test_fresh_gate_fails_on_a_doctored_hash_and_a_missing_claim(registry, tmp_path, capsys):
+def gate(d: Path, path: Path, capsys, *extra: str) -> tuple[int, str]:
+    capsys.readouterr()
+    rc = main(["--claims-dir", str(d), "compare", "--fresh", str(path), *extra])
+    return rc, capsys.readouterr().out
+
+
+def doctor(base: Path, to: Path, edit) -> Path:
+    """A copy of the baseline with `edit(data)` applied (summary recomputed)."""
+    data = json.loads(base.read_text())
+    edit(data)
+    data["summary"] = summarize(data["claims"])
+    to.write_text(dumps(data))
+    return to
+
+
+def test_fresh_gate_names_a_stale_row_with_its_commit_and_passes(registry, tmp_path, capsys):
     base = tmp_path / "base.json"
     make_baseline(registry, base)
-    gate = ["--claims-dir", str(registry), "compare", "--fresh"]
-    capsys.readouterr()
-    assert main([*gate, str(base)]) == 0
-    assert capsys.readouterr().out.strip() == "fresh: OK, all 3 smoke-tier rows are current"
+    assert gate(registry, base, capsys) == (0, "fresh: OK, all 3 smoke-tier rows are current\n")
 
-    data = json.loads(base.read_text())
-    data["claims"][0]["check_hash"] = "0123456789abcdef"
-    doctored = tmp_path / "doctored.json"
-    doctored.write_text(dumps(data))
-    assert main([*gate, str(doctored)]) == 1
-    out = capsys.readouterr().out
-    assert f"STALE   {data['claims'][0]['id']}: check_hash 0123456789abcdef" in out and "FAILED, 1 stale" in out
+    def stale(data):
+        data["claims"][0].update(check_hash="0123456789abcdef", commit="abc1234feed")
+    rc, out = gate(registry, doctor(base, tmp_path / "doctored.json", stale), capsys)
+    cid = json.loads(base.read_text())["claims"][0]["id"]
+    assert rc == 0
+    assert (f"STALE   {cid}: made at commit abc1234, check_hash 0123456789abcdef in the baseline, " in out
+            and "(not failing: shown as stale)" in out)
+    assert "fresh: OK, 2 of 3 smoke-tier rows current; 1 stale row(s) named above" in out and "FAILED" not in out
+    # a changed claim file stales its row the same way: still passing
+    write_claim(registry, "t.plain-b", "plain", "k = 9")
+    rc, out = gate(registry, base, capsys)
+    assert rc == 0 and "STALE   t.plain-b: made at commit c0ffee," in out and "2 of 3 smoke-tier rows current" in out
 
-    data = json.loads(base.read_text())
-    gone = data["claims"].pop()
-    data["summary"] = summarize(data["claims"])
-    short = tmp_path / "short.json"
-    short.write_text(dumps(data))
-    assert main([*gate, str(short)]) == 1
-    assert f"MISSING {gone['id']}: has a smoke tier" in capsys.readouterr().out
-    assert main([*gate, str(short), "--report-only"]) == 0   # CI's report-only step prints, never fails
-    assert "(report only: not failing)" in capsys.readouterr().out
-    assert main([*gate, str(short), str(base)]) == 2          # --fresh compares with the code, not a run
+
+def test_fresh_gate_fails_on_a_missing_row(registry, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    gone = json.loads(base.read_text())["claims"][-1]["id"]
+    short = doctor(base, tmp_path / "short.json", lambda data: data["claims"].pop())
+    rc, out = gate(registry, short, capsys)
+    assert rc == 1 and f"MISSING {gone}: has a smoke tier" in out and "FAILED, 1 missing of the 3 claims" in out
+    rc, out = gate(registry, short, capsys, "--report-only")   # the report-only step prints, never fails
+    assert rc == 0 and "(report only: not failing)" in out
+    assert main(["--claims-dir", str(registry), "compare", "--fresh", str(short), str(base)]) == 2   # not a run
     assert main(["--claims-dir", str(registry), "compare", str(base)]) == 2
+
+
+def test_fresh_gate_fails_on_a_dirty_row_even_when_it_is_also_stale(registry, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+
+    def dirty(data):
+        data["claims"][1]["dirty"] = True
+    rc, out = gate(registry, doctor(base, tmp_path / "dirty.json", dirty), capsys)
+    assert rc == 1 and "DIRTY   t.plain-a: the row was made from a checkout with uncommitted changes" in out
+    assert "FAILED, 1 dirty of the 3 claims" in out and "STALE" not in out
+    write_claim(registry, "t.plain-a", "plain", "k = 5")   # stale as well: the dirty row still fails
+    rc, out = gate(registry, tmp_path / "dirty.json", capsys)
+    assert rc == 1 and "DIRTY   t.plain-a" in out and "STALE   t.plain-a" in out and "FAILED, 1 dirty" in out
+
+
+def test_fresh_gate_fails_on_a_row_of_a_claim_gone_from_the_registry(registry, tmp_path, capsys):
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    (registry / "t.plain-b.toml").unlink()
+    rc, out = gate(registry, base, capsys)
+    assert rc == 1 and "DROPPED t.plain-b: row of a claim not in the registry with a smoke tier" in out
+    assert "FAILED, 1 dropped of the 2 claims" in out
+
+
+def test_fresh_gate_fails_on_a_verdict_not_as_expected(registry, tmp_path, capsys):
+    """A row not as expected fails, stale or not; an inconclusive one passes only with its fitted crossing
+    published in its details (the rule's "on track: reaches B at ≈ T steps", as docs/full-tier.md gives it)."""
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+
+    def refuted(data):
+        data["claims"][1].update(verdict="does not hold", as_expected=False)
+    rc, out = gate(registry, doctor(base, tmp_path / "bad.json", refuted), capsys)
+    assert rc == 1 and "UNEXPECTED t.plain-a: verdict does not hold, expected holds" in out
+    assert "FAILED, 1 unexpected of the 3 claims" in out
+
+    def undecided(details):
+        def edit(data):
+            row = data["claims"][1]
+            row.update(verdict="inconclusive", as_expected=False)
+            row["outcome"].update(details=details, inconclusive="not decided")
+        return edit
+    rc, out = gate(registry, doctor(base, tmp_path / "u1.json", undecided("a: inconclusive (too slowly)")), capsys)
+    assert rc == 1 and "UNEXPECTED t.plain-a: verdict inconclusive, expected holds" in out
+    on_track = "a: inconclusive (on track: reaches 0.01 at ≈ 3.9e+10 steps (slope -0.28))"
+    rc, out = gate(registry, doctor(base, tmp_path / "u2.json", undecided(on_track)), capsys)
+    assert rc == 0 and "UNEXPECTED" not in out and out == "fresh: OK, all 3 smoke-tier rows are current\n"
+
+
+def _gen_full():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "gen_full_report.py"
+    spec = importlib.util.spec_from_file_location("gen_full_report", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_stale_row_lands_and_is_shown_stale_in_the_docs_and_the_report(registry, tmp_path, capsys):
+    """One claim changed after the baseline was made: the gate passes, docs/full-tier.md's section opens with
+    "2 of 3 rows current" and lists the row with its commit, its verdict then and what changed under it; the report
+    marks that row (its page and its index line) and leaves every other page byte for byte as without the mark."""
+    from ibverify.claims import load_registry
+    from ibverify.report.publishing import render_file
+
+    base = tmp_path / "base.json"
+    make_baseline(registry, base)
+    write_claim(registry, "t.plain-b", "plain", "k = 3")
+    assert gate(registry, base, capsys)[0] == 0
+    gen = _gen_full()
+    data, claims = load_results(base), load_registry(registry)
+    seen = []
+
+    def changed(claim, commit):
+        seen.append((claim.id, commit))
+        return "modules under it changed since: `m.one`."
+    text = gen.section(data, claims, changed)
+    assert seen == [("t.plain-b", "c0ffee")]
+    assert text.startswith(gen.START + "\n\n**2 of 3 rows current.**\n\n*Generated by")
+    assert ("- `t.plain-b`: made at `c0ffee`, verdict then holds (as expected); modules under it changed since: "
+            "`m.one`.") in text
+    assert "| `t.plain-b` | holds | yes | stale |" in text and "| `t.plain-a` | holds | yes | current |" in text
+
+    notes = gen.stale_notes(data, claims, changed)
+    assert list(notes) == ["t.plain-b"] and notes["t.plain-b"].startswith("Made at commit c0ffee; its check hash")
+    assert notes["t.plain-b"].endswith("modules under it changed since: m.one.")
+    marked = render_file(base, tmp_path / "marked", notes).parent
+    plain = render_file(base, tmp_path / "plain").parent
+    page = (marked / "claims" / "t.plain-b.html").read_text()
+    assert 'class="badge stale"' in page and "STALE ROW" in page and 'class="note stale" id="stale"' in page
+    assert "Made at commit c0ffee" in page and "STALE" not in (plain / "claims" / "t.plain-b.html").read_text()
+    index = (marked / "index.html").read_text()
+    line = next(x for x in index.splitlines() if 'href="claims/t.plain-b.html"' in x)
+    assert "STALE ROW" in line and index.count("STALE ROW") == 1 + 1   # its line and the banner's words
+    assert '<a class="card stale" href="#stale"><b>1</b>stale rows' in index
+    assert "STALE" not in next(x for x in index.splitlines() if 'href="claims/t.plain-a.html"' in x)
+    for cid in ("t.late", "t.plain-a"):   # a current row's page is unchanged
+        assert (marked / "claims" / f"{cid}.html").read_bytes() == (plain / "claims" / f"{cid}.html").read_bytes()
+    unmarked = (plain / "index.html").read_text()
+    assert "STALE" not in unmarked and 'class="card stale"' not in unmarked and 'class="note stale"' not in unmarked
 
 
 def test_on_dask_rows_carry_cpu_seconds_and_the_same_horizons(registry, tmp_path, monkeypatch):
