@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import fcntl
 import json
+import math
 import os
 import sys
 import time
@@ -24,6 +25,7 @@ def cmd_verify(args) -> int:
     from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
     profile = profiles.load(args.profile)
+    check_budget(args)
     if args.stale is not None:
         return cmd_stale(args, profile)
     if args.allow_dirty:
@@ -48,8 +50,9 @@ def _status(s: dict) -> int:
     return 3 if s["unexpected"] == s["inconclusive"] else 1
 
 
-def _run(claims: list, args, profile, verify) -> tuple[dict, float]:
-    """Run `claims` as `verify` does (workers, cache, progress bar, verdict lines); (results, seconds)."""
+def _run(claims: list, args, profile, verify, each=lambda row: None) -> tuple[dict, float]:
+    """Run `claims` as `verify` does (workers, cache, progress bar, verdict lines); (results, seconds). `each(row)`
+    is called with each finished or reused row, as it comes (before the next claim starts, in this process)."""
     workers = _workers(args)
     cache = _cache_root(args)
     if cache is not None:  # in-run checkpoints of resumable checks go to the same place
@@ -68,10 +71,12 @@ def _run(claims: list, args, profile, verify) -> tuple[dict, float]:
     def done(r):
         line(r)
         bar.claim_done(r)
+        each(r)
 
     def reused(r):
         line(r, " (cached)")
         bar.claim_done(r, reused=True)
+        each(r)
 
     def progress(msg):
         if args.verbose:
@@ -124,11 +129,14 @@ def sole_writer(path: Path):
 
 def cmd_stale(args, profile) -> int:
     """`verify --stale BASELINE`: run the claims of the baseline's tier whose row is missing, stale (check hash) or
-    dirty (report.freshness), merge their rows into BASELINE (other rows left byte for byte as they are; rows of
-    claims gone from the registry dropped, said so) and write it back. Never merges a row made from uncommitted code
-    unless --allow-dirty (refused before anything runs, one line, exit 2), nor an error row (the old row stays, the
-    claim stays stale), nor the rows of a run during which the checkout's commit changed (its code may be the old
-    one). One refresh of a baseline at a time (`sole_writer`). Exit status as `verify`'s, over the claims run."""
+    dirty (report.freshness), or with --budget-rows / --budget-cpu-min a slice of them, costliest first
+    (`slice_plan`), and merge each row into BASELINE as soon as it is made, writing the file atomically each time
+    (other rows left byte for byte as they are; rows of claims gone from the registry dropped, said so), so a killed
+    refresh loses only the rows still running. Never merges a row made from uncommitted code unless --allow-dirty
+    (a dirty checkout is refused before anything runs, one line, exit 2), nor an error row (the old row stays, the
+    claim stays stale), nor a row finished after the checkout's commit changed (its code may be the old one: the
+    refresh stops there, the row kept in BASELINE.unmerged.json, the rows merged before it stay). One refresh of a
+    baseline at a time (`sole_writer`). Exit status as `verify`'s, over the claims run."""
     from ..report.schema import load_results  # start-up time: the report package
 
     path = Path(args.stale)
@@ -148,7 +156,7 @@ def _refuse_merge(results: dict, path: Path, why: str) -> None:
 def _refresh(args, profile, path: Path) -> int:
     from ..report.freshness import freshness  # start-up time: the report package
     from ..report.schema import load_results, summarize, write_results
-    from ..runner.claim import provenance
+    from ..runner.claim import provenance, versions
     from ..runner.verify import verify
 
     base = load_results(path)
@@ -167,6 +175,7 @@ def _refresh(args, profile, path: Path) -> int:
         named = {c.id for c in registry.select(everything, args.ids, args.tier)}
         wanted = [i for i in wanted if i in named]
     todo = [c for c in everything if c.id in set(wanted)]
+
     def say(line: str) -> None:   # what runs, is dropped, was merged: the command's output, also with --quiet
         print(line, file=sys.stderr if args.json == "-" else sys.stdout, flush=True)
 
@@ -176,6 +185,10 @@ def _refresh(args, profile, path: Path) -> int:
     if not todo and not fresh.dropped:
         say(f"{path}: every {args.tier}-tier row is current; nothing to run")
         return 0
+    estimates = {r["id"]: r.get("cpu_s") for r in base["claims"]}
+    todo, left = slice_plan(todo, estimates, args.budget_rows, _budget_s(args))
+    if args.budget_rows is not None or args.budget_cpu_min is not None:
+        say(plan_line(todo, left, estimates))
     start = provenance() if todo else {}
     if todo and not args.allow_dirty:
         state = start["dirty"]
@@ -184,42 +197,111 @@ def _refresh(args, profile, path: Path) -> int:
                    "cannot tell whether the code is committed (not a git checkout)")
             raise IbverifyError(f"refusing to refresh {path}: {why}, so every row would be dirty and a dirty row "
                                 "never enters a baseline; commit first (or --allow-dirty)")
-    results, elapsed = _run(todo, args, profile, verify) if todo else (None, 0.0)
+    dropped = set(fresh.dropped)
+    book = {"claims": [r for r in base["claims"] if r["id"] not in dropped], "merged": 0, "errors": []}
+
+    def write() -> None:
+        out = {**base, "claims": book["claims"], "summary": summarize(book["claims"])}
+        if book.get("run"):
+            out.update(created=book["run"], versions=book["versions"])
+        write_results(out, path)   # atomic: a kill leaves the file as it was before or after this row
+
+    def land(row: dict) -> None:
+        """Merge one finished row into the baseline now (a later kill loses only the rows still running)."""
+        one = {**base, "created": row.get("created") or base["created"], "claims": [row],
+               "summary": summarize([row])}
+        now = getattr(provenance, "__wrapped__", provenance)()["commit"]   # not the per-process cached one
+        if now != start["commit"]:   # e.g. the worktree was re-made at another commit under the run
+            _refuse_merge(one, path, f"the checkout moved from commit {start['commit'][:12] or '?'} to "
+                                     f"{now[:12] or '?'} while {row['id']} ran, so its row may come from the old "
+                                     f"code ({book['merged']} row(s) merged before it stay)")
+        if row.get("dirty") is not False and not args.allow_dirty:
+            _refuse_merge(one, path, f"{row['id']}: its row was made from uncommitted code (reused from the resume "
+                                     f"cache of an earlier run? run again with --no-cache; {book['merged']} row(s) "
+                                     "merged before it stay)")
+        if row["verdict"] == "error":
+            book["errors"].append(row["id"])
+            return
+        ids = [r["id"] for r in book["claims"]]
+        if row["id"] in ids:
+            book["claims"][ids.index(row["id"])] = row
+        else:
+            book["claims"].append(row)
+        book["merged"] += 1
+        book.update(run=row.get("created") or base["created"], versions=book.get("versions") or versions())
+        write()
+
+    results, elapsed = _run(todo, args, profile, verify, each=land) if todo else (None, 0.0)
     rows = results["claims"] if results else []
-    now = provenance()["commit"] if todo else None
-    if todo and now != start["commit"]:   # e.g. the worktree was re-made at another commit under the run
-        _refuse_merge(results, path, f"the checkout moved from commit {start['commit'][:12] or '?'} to "
-                                     f"{now[:12] or '?'} while the claims ran, so their rows may come from the old "
-                                     "code")
-    dirty = [r["id"] for r in rows if r.get("dirty") is not False]
-    if dirty and not args.allow_dirty:
-        _refuse_merge(results, path, f"{len(dirty)} row(s) made from uncommitted code ({dirty[0]}"
-                                     f"{' …' if len(dirty) > 1 else ''}; reused from the resume cache of an earlier "
-                                     f"run? run again with --no-cache)")
-    merged_rows = [r for r in rows if r["verdict"] != "error"]
-    kept_errors = [r["id"] for r in rows if r["verdict"] == "error"]
-    new = {r["id"]: r for r in merged_rows}
-    claims = [new.pop(r["id"], r) for r in base["claims"] if r["id"] not in set(fresh.dropped)]
-    claims += list(new.values())
-    out = {**base, "claims": claims, "summary": summarize(claims)}
-    if results:
-        out.update(created=results["created"], versions=results["versions"])
-    write_results(out, path)
+    if not book["merged"] and dropped:
+        write()
     if args.report is not None and results:   # the run's own rows, merged into that report folder
         _write_outputs(results, Path(args.report), args.json)
     elif args.json == "-" and results:
         dump(results)
     elif args.json and results:
-        from ..report.schema import write_results as write_json
-
-        write_json(results, args.json)
+        write_results(results, args.json)
     for i in fresh.dropped:
         say(f"dropped {i}: no claim with a {args.tier} tier in the registry")
-    for i in kept_errors:
+    for i in book["errors"]:
         say(f"not merged {i}: error verdict (its old row, if any, stays; the claim stays stale)")
-    say(f"{path}: {len(merged_rows)} row(s) merged, {len(fresh.dropped)} dropped, {len(kept_errors)} error(s) not "
-        f"merged, {len(claims)} rows in all ({elapsed:.0f}s)")
+    say(f"{path}: {book['merged']} row(s) merged, {len(fresh.dropped)} dropped, {len(book['errors'])} error(s) not "
+        f"merged, {len(book['claims'])} rows in all ({elapsed:.0f}s)"
+        + (f"; {len(left)} still to refresh (run again)" if left else ""))
     return _status(summarize(rows)) if rows else 0
+
+
+def _budget_s(args) -> float | None:
+    return None if args.budget_cpu_min is None else 60.0 * args.budget_cpu_min
+
+
+def check_budget(args) -> None:
+    """--budget-rows K (an integer ≥ 1) and --budget-cpu-min M (a finite number > 0) go with --stale only."""
+    if args.stale is None:
+        for flag, v in (("--budget-rows", args.budget_rows), ("--budget-cpu-min", args.budget_cpu_min)):
+            if v is not None:
+                raise IbverifyError(f"{flag} applies to --stale BASELINE only")
+    if args.budget_rows is not None and args.budget_rows < 1:
+        raise IbverifyError(f"--budget-rows must be a whole number ≥ 1, got {args.budget_rows}")
+    m = args.budget_cpu_min
+    if m is not None and not (math.isfinite(m) and m > 0):
+        raise IbverifyError(f"--budget-cpu-min must be a finite number of minutes > 0, got {m:g}")
+
+
+def slice_plan(todo: list, estimates: dict, rows: int | None = None,
+               cpu_s: float | None = None) -> tuple[list, list]:
+    """(to run now, left for a later slice): `todo` costliest-first by each claim's estimate (its baseline row's
+    recorded `cpu_s`; ties and rows without one in registry order, those without one after every estimated row),
+    within the budget: at most `rows` claims, and claims whose estimates add up to at most `cpu_s` (a claim whose
+    estimate does not fit the budget left is skipped, a cheaper one may still fit; a claim without an estimate, a
+    missing row, counts 0 but runs only while some of the budget is left)."""
+    def est(c) -> float | None:
+        v = estimates.get(c.id)
+        return None if v is None else float(v)
+
+    order = sorted(todo, key=lambda c: (est(c) is None, -(est(c) or 0.0)))   # stable: registry order within
+    run, left, spent = [], [], 0.0
+    for c in order:
+        e = est(c)
+        fits = (rows is None or len(run) < rows) and (
+            cpu_s is None or (spent + e <= cpu_s if e is not None else spent < cpu_s))
+        if fits:
+            run.append(c)
+            spent += e or 0.0
+        else:
+            left.append(c)
+    return run, left
+
+
+def plan_line(run: list, left: list, estimates: dict) -> str:
+    """What a budgeted refresh runs now and leaves, with the CPU minutes their rows last cost."""
+    def minutes(cs) -> str:
+        known = [float(estimates[c.id]) for c in cs if estimates.get(c.id) is not None]
+        unknown = len(cs) - len(known)
+        return f"{sum(known) / 60:.1f} CPU-min recorded" + (f", {unknown} without an estimate" if unknown else "")
+
+    return (f"budget: {len(run)} row(s) now, costliest first ({minutes(run)}): {', '.join(c.id for c in run) or '-'}; "
+            f"{len(left)} left for later ({minutes(left)})")
 
 
 DATA_PREFIX = "data."  # the claims that run on one dataset, a user's with --data
@@ -461,10 +543,17 @@ def add_verify_parser(sub) -> None:
     c.add_argument("--no-cache", action="store_true", help="no resume cache, not even for --tier full")
     v.add_argument("--stale", default=None, metavar="BASELINE",
                    help="refresh a baseline (e.g. ci/baseline-full.json) in place: run, in its tier and seed, only the "
-                        "claims whose row is missing or whose check hash differs from the code's, merge their rows "
-                        "(the others stay byte for byte), drop rows of claims gone from the registry; refused while "
+                        "claims whose row is missing or whose check hash differs from the code's, merge each row as "
+                        "soon as it is made (the others stay byte for byte), drop rows of claims gone from the "
+                        "registry; refused while "
                         "the checkout has uncommitted changes (a dirty row never enters a baseline); writes no "
                         "report folder unless --report DIR")
+    v.add_argument("--budget-rows", type=int, default=None, metavar="K",
+                   help="with --stale: re-make at most K of the rows to refresh, costliest first (each row's "
+                        "recorded cpu_s), each merged as soon as it is made; run again for the next slice")
+    v.add_argument("--budget-cpu-min", type=float, default=None, metavar="M",
+                   help="with --stale: re-make, costliest first, the rows whose recorded CPU minutes add up to at "
+                        "most M (a row that does not fit is left for a later slice), each merged as soon as made")
     v.add_argument("--allow-dirty", action="store_true",
                    help="with --stale: merge rows made from uncommitted code anyway (never for a committed baseline)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no verdict lines")

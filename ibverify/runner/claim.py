@@ -41,24 +41,37 @@ def versions() -> dict[str, str]:
     return out
 
 
+# The committed records that `verify --stale` writes into, a row at a time, while later rows are still being made:
+# results, not code, so a change to them does not make a row "dirty".
+RECORDS = ("ci/baseline-*.json",)
+
+
 @functools.lru_cache(maxsize=1)
 def provenance() -> dict:
     """The code a row comes from: ibverify's version, `source_hash` (codehash.package_code_hash: every module's code,
     docstrings and layout aside, so it names an installed copy too), the git commit of the ibverify checkout and
-    whether its tree had changes ("dirty"); commit "" and dirty None when ibverify is not run from a git checkout
-    (`pip install .`), where version and source_hash are what identify the code."""
+    whether its tree had changes ("dirty": tracked files changed, but the records of RECORDS); commit "" and dirty None
+    when ibverify is not run from a git checkout (`pip install .`), where version and source_hash are what identify
+    the code. Cached per process (`provenance.__wrapped__()` looks again)."""
     from ..codehash import package_code_hash   # cached per process
 
     code = {"version": __version__, "source_hash": package_code_hash()}
-    root = Path(__file__).resolve().parents[2]
+    sha, dirty = checkout_state(Path(__file__).resolve().parents[2])
+    return {"commit": sha, "dirty": dirty, **code}
+
+
+def checkout_state(root: Path) -> tuple[str, bool | None]:
+    """(commit, dirty) of the git checkout at `root`: dirty when a tracked file other than the RECORDS changed;
+    ("", None) where `root` is no git checkout or git is missing."""
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                              timeout=10, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                     ".", *(f":(exclude){p}" for p in RECORDS)],
                                     capture_output=True, text=True, timeout=10, check=True).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        return {"commit": "", "dirty": None, **code}
-    return {"commit": sha, "dirty": dirty, **code}
+        return "", None
+    return sha, dirty
 
 
 def reproduce_command(claim: Claim, tier: str, seed: int = 0) -> str:

@@ -1,7 +1,9 @@
-"""Keeping a baseline the record of the current code (issue 34): `ibverify verify --stale BASELINE` re-runs exactly the
-claims whose row is missing or whose check hash changed, merges their rows (every other row byte for byte as it was),
-drops rows of claims gone from the registry, and never lets a dirty row in; `ibverify compare --fresh BASELINE` fails,
-naming the claims, on a missing claim, a doctored hash, a dirty row or an orphan row, and passes on a fresh baseline.
+"""Keeping a baseline the record of the current code (issues 34 and 50): `ibverify verify --stale BASELINE` re-runs
+exactly the claims whose row is missing or whose check hash changed (with a budget, a slice of them, costliest first),
+merges each row as soon as it is made (every other row byte for byte as it was), drops rows of claims gone from the
+registry, and never lets a dirty row in; `ibverify compare --fresh BASELINE` fails, naming the claims, on a missing
+claim, a dirty row, an orphan row or a verdict not as expected, names a stale row (a doctored hash) with its commit
+without failing, and passes on a fresh baseline; docs/full-tier.md's section and the report show a stale row stale.
 Rows carry their provenance (commit, dirty, created, tier, seed, cpu_s), the horizon that decided each example of a
 sequential check (outcome.horizons), and the summary sums the per-example decisions (summary.examples).
 
@@ -430,3 +432,240 @@ def test_stale_of_a_missing_baseline_is_one_line_and_leaves_no_lock_file(registr
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "none.json" in err and "Traceback" not in err
     assert not (tmp_path / "none.json.lock").exists()
+
+
+# ---------------------------------------------------------------- refresh in slices (issue 50 item 2)
+COST = {"t.late": 10.0, "t.plain-a": 300.0, "t.plain-b": 50.0}   # recorded cpu_s of the stale rows
+
+
+def stale_baseline(d: Path, tmp_path: Path, cost: dict = COST) -> Path:
+    """A baseline whose every row is stale (a doctored check hash), with the recorded CPU seconds of `cost`."""
+    base = tmp_path / "base.json"
+    make_baseline(d, base)
+
+    def edit(data):
+        for r in data["claims"]:
+            r.update(check_hash="0" * 16, cpu_s=cost[r["id"]])
+    return doctor(base, base, edit)
+
+
+def ran_order(monkeypatch) -> list[str]:
+    """The claims `verify` runs, in the order it starts them (runner.verify.run_claim recorded)."""
+    from ibverify.runner import verify as runner_verify
+
+    seen: list[str] = []
+    real = runner_verify.run_claim
+
+    def run(claim, *a, **k):
+        seen.append(claim.id)
+        return real(claim, *a, **k)
+    monkeypatch.setattr(runner_verify, "run_claim", run)
+    return seen
+
+
+def test_slice_plan_is_costliest_first_within_the_budget():
+    from ibverify.cli.verify import slice_plan
+
+    class C:
+        def __init__(self, cid):
+            self.id = cid
+
+    todo = [C(i) for i in ("a", "b", "c", "d", "e")]   # registry order
+    est = {"a": 5.0, "b": 60.0, "c": None, "d": 60.0, "e": 20.0}   # c: a missing row, no estimate
+
+    def ids(plan):
+        return [c.id for c in plan[0]], [c.id for c in plan[1]]
+    assert ids(slice_plan(todo, est)) == (["b", "d", "e", "a", "c"], [])   # ties in registry order, c last
+    assert ids(slice_plan(todo, est, rows=2)) == (["b", "d"], ["e", "a", "c"])
+    assert ids(slice_plan(todo, est, rows=5)) == (["b", "d", "e", "a", "c"], [])
+    # 100 s: b (60) fits, d (60) would make 120 and is left, e (20) and a (5) still fit; c runs (85 < 100 left)
+    assert ids(slice_plan(todo, est, cpu_s=100.0)) == (["b", "e", "a", "c"], ["d"])
+    # 85 s: b, e, a use it all; c (no estimate) runs only while some budget is left
+    assert ids(slice_plan(todo, est, cpu_s=85.0)) == (["b", "e", "a"], ["d", "c"])
+    assert ids(slice_plan(todo, est, cpu_s=30.0)) == (["e", "a", "c"], ["b", "d"])   # the costliest do not fit
+    assert ids(slice_plan(todo, est, rows=1, cpu_s=30.0)) == (["e"], ["b", "d", "a", "c"])   # both budgets hold
+
+
+def test_budget_rows_remakes_the_costliest_stale_rows_and_leaves_the_rest_stale(registry, tmp_path, monkeypatch,
+                                                                                 capsys):
+    base = stale_baseline(registry, tmp_path)
+    seen = ran_order(monkeypatch)
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base), "--budget-rows", "2") == 0
+    out = capsys.readouterr().out
+    assert seen == ["t.plain-a", "t.plain-b"]
+    assert ("budget: 2 row(s) now, costliest first (5.8 CPU-min recorded): t.plain-a, t.plain-b; 1 left for later "
+            "(0.2 CPU-min recorded)") in out
+    assert "2 row(s) merged, 0 dropped, 0 error(s) not merged, 3 rows in all" in out and "1 still to refresh" in out
+    rows = {r["id"]: r for r in load_results(base)["claims"]}
+    assert rows["t.late"]["check_hash"] == "0" * 16 and rows["t.late"]["cpu_s"] == 10.0   # untouched: still stale
+    assert rows["t.plain-a"]["check_hash"] != "0" * 16 and rows["t.plain-b"]["check_hash"] != "0" * 16
+    assert list(rows) == ["t.late", "t.plain-a", "t.plain-b"]   # merged in place
+    rc, said = gate(registry, base, capsys)
+    assert rc == 0 and "STALE   t.late" in said and "2 of 3 smoke-tier rows current" in said
+    # the next slice makes the last one
+    assert verify(registry, "--stale", str(base), "--budget-rows", "2") == 0
+    assert seen == ["t.plain-a", "t.plain-b", "t.late"]
+    assert gate(registry, base, capsys) == (0, "fresh: OK, all 3 smoke-tier rows are current\n")
+
+
+def test_budget_cpu_minutes_remakes_the_rows_whose_estimates_fit(registry, tmp_path, monkeypatch, capsys):
+    base = stale_baseline(registry, tmp_path)
+    seen = ran_order(monkeypatch)
+    # 1 CPU-min = 60 s: t.plain-a (300 s) does not fit, t.plain-b (50 s) does, then t.late (10 s) exactly
+    assert verify(registry, "--stale", str(base), "--budget-cpu-min", "1") == 0
+    assert seen == ["t.plain-b", "t.late"]
+    assert next(r for r in load_results(base)["claims"] if r["id"] == "t.plain-a")["check_hash"] == "0" * 16
+    seen.clear()
+    assert verify(registry, "--stale", str(base), "--budget-cpu-min", "0.5") == 0   # 30 s: t.plain-a never fits
+    assert seen == [] and "0 row(s) merged" in capsys.readouterr().out
+    assert verify(registry, "--stale", str(base), "--budget-cpu-min", "5") == 0
+    assert seen == ["t.plain-a"]
+
+
+def test_a_missing_row_without_an_estimate_is_made_after_the_estimated_ones(registry, tmp_path, monkeypatch):
+    base = stale_baseline(registry, tmp_path)
+    write_claim(registry, "t.plain-c", "plain", "k = 4")   # new: no row, so no estimate
+    seen = ran_order(monkeypatch)
+    assert verify(registry, "--stale", str(base), "--budget-rows", "3") == 0
+    assert seen == ["t.plain-a", "t.plain-b", "t.late"]
+    assert verify(registry, "--stale", str(base)) == 0
+    assert seen[3:] == ["t.plain-c"] and [r["id"] for r in load_results(base)["claims"]][-1] == "t.plain-c"
+
+
+def test_each_row_is_merged_before_the_next_runs_so_a_killed_refresh_keeps_it(registry, tmp_path, monkeypatch,
+                                                                               capsys):
+    """The second claim finds the first one's row already in the file; killed there, the refresh leaves the first row
+    merged (an atomic write), the second and third stale."""
+    from ibverify.runner import verify as runner_verify
+
+    base = stale_baseline(registry, tmp_path)
+    real = runner_verify.run_claim
+    found = []
+
+    def run(claim, *a, **k):
+        rows = {r["id"]: r for r in load_results(base)["claims"]}
+        found.append({i: r["check_hash"] != "0" * 16 for i, r in rows.items()})
+        if claim.id == "t.plain-b":
+            raise KeyboardInterrupt   # as a kill in the middle of the second row
+        return real(claim, *a, **k)
+    monkeypatch.setattr(runner_verify, "run_claim", run)
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base)) == 2
+    assert capsys.readouterr().err.strip() == "ibverify: interrupted"
+    assert found == [{"t.late": False, "t.plain-a": False, "t.plain-b": False},
+                     {"t.late": False, "t.plain-a": True, "t.plain-b": False}]
+    rows = {r["id"]: r for r in load_results(base)["claims"]}
+    assert rows["t.plain-a"]["check_hash"] != "0" * 16 and rows["t.plain-a"]["cpu_s"] != 300.0
+    assert rows["t.plain-b"]["check_hash"] == rows["t.late"]["check_hash"] == "0" * 16
+    monkeypatch.setattr(runner_verify, "run_claim", real)
+    assert verify(registry, "--stale", str(base)) == 0   # the next refresh makes only the two left
+    assert gate(registry, base, capsys)[0] == 0
+
+
+def test_a_refused_row_stops_the_refresh_and_keeps_the_rows_merged_before_it(registry, tmp_path, monkeypatch,
+                                                                              capsys):
+    base = stale_baseline(registry, tmp_path)
+    real = runner_claim.claim_row
+
+    def row(claim, *a, **k):
+        r = real(claim, *a, **k)
+        return {**r, "dirty": True} if r["id"] == "t.plain-b" else r
+    monkeypatch.setattr(runner_claim, "claim_row", row)
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "t.plain-b: its row was made from uncommitted code" in err
+    assert "1 row(s) merged before it stay" in err
+    rows = {r["id"]: r for r in load_results(base)["claims"]}
+    assert rows["t.plain-a"]["check_hash"] != "0" * 16                 # merged before the refusal
+    assert rows["t.plain-b"]["check_hash"] == rows["t.late"]["check_hash"] == "0" * 16
+    assert [r["id"] for r in load_results(tmp_path / "base.unmerged.json")["claims"]] == ["t.plain-b"]
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--budget-rows", "0"], "--budget-rows must be a whole number ≥ 1, got 0"),
+    (["--budget-rows", "-3"], "--budget-rows must be a whole number ≥ 1, got -3"),
+    (["--budget-rows", "two"], "invalid int value: 'two'"),
+    (["--budget-cpu-min", "0"], "--budget-cpu-min must be a finite number of minutes > 0, got 0"),
+    (["--budget-cpu-min", "-1"], "--budget-cpu-min must be a finite number of minutes > 0, got -1"),
+    (["--budget-cpu-min", "nan"], "--budget-cpu-min must be a finite number of minutes > 0, got nan"),
+    (["--budget-cpu-min", "inf"], "--budget-cpu-min must be a finite number of minutes > 0, got inf"),
+    (["--budget-cpu-min", "ten"], "invalid float value: 'ten'"),
+])
+def test_a_bad_budget_is_one_line_and_exit_2_before_anything_runs(registry, tmp_path, monkeypatch, capsys, flags,
+                                                                   said):
+    base = stale_baseline(registry, tmp_path)
+    stamp = base.read_bytes()
+    seen = ran_order(monkeypatch)
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base), *flags) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and said in err and "Traceback" not in err
+    assert seen == [] and base.read_bytes() == stamp
+
+
+def test_a_budget_without_stale_is_refused(registry, capsys):
+    for flags in (["--budget-rows", "2"], ["--budget-cpu-min", "3"]):
+        assert verify(registry, "--tier", "smoke", *flags) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"{flags[0]} applies to --stale BASELINE only" in err
+
+
+def test_a_refresh_writing_its_baseline_does_not_make_the_checkout_dirty(tmp_path):
+    """Rows are merged into ci/baseline-*.json while later rows are made (on Dask, each worker reads the checkout's
+    state when its first row ends): a changed record is not uncommitted code; any other tracked change is."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    repo = tmp_path / "repo"
+    (repo / "ci").mkdir(parents=True)
+    (repo / "ci" / "baseline-full.json").write_text("{}\n")
+    (repo / "code.py").write_text("x = 1\n")
+
+    def git(*a):
+        subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    sha, dirty = runner_claim.checkout_state(repo)
+    assert len(sha) == 40 and dirty is False
+    (repo / "ci" / "baseline-full.json").write_text('{"claims": []}\n')
+    assert runner_claim.checkout_state(repo) == (sha, False)
+    (repo / "code.py").write_text("x = 2\n")
+    assert runner_claim.checkout_state(repo) == (sha, True)
+    assert runner_claim.checkout_state(tmp_path / "nowhere") == ("", None)
+
+
+def test_the_commit_is_looked_at_again_after_each_row_not_taken_from_the_process_cache(registry, tmp_path,
+                                                                                       monkeypatch, capsys):
+    """provenance() is cached per process: the check that the checkout did not move under a row asks git again."""
+    import functools
+
+    base = stale_baseline(registry, tmp_path)
+    stamp = base.read_bytes()
+    commits = iter(["c0ffee", "beef00", "beef00"])
+    monkeypatch.setattr(runner_claim, "provenance",
+                        functools.lru_cache(maxsize=1)(lambda: {"commit": next(commits), "dirty": False}))
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(base), "--budget-rows", "1") == 2
+    err = capsys.readouterr().err.strip()
+    assert "moved from commit c0ffee to beef00 while t.plain-a ran" in err and base.read_bytes() == stamp
+
+
+def test_on_dask_each_row_is_merged_as_it_comes(registry, tmp_path, monkeypatch, capsys):
+    """Claims as Dask tasks: the rows come back to this process, each merged there (the workers' own checkout state
+    is the real one, hence --allow-dirty in this test)."""
+    import os
+
+    mods = str(registry.parent / "mods")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([mods, os.environ.get("PYTHONPATH", "")]))
+    base = stale_baseline(registry, tmp_path)
+    capsys.readouterr()
+    assert main(["--claims-dir", str(registry), "verify", "--stale", str(base), "--workers", "2", "--no-cache", "-q",
+                 "--allow-dirty", "--budget-rows", "2"]) == 0
+    assert "2 row(s) merged" in capsys.readouterr().out
+    rows = {r["id"]: r for r in load_results(base)["claims"]}
+    assert [i for i, r in rows.items() if r["check_hash"] != "0" * 16] == ["t.plain-a", "t.plain-b"]
