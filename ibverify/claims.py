@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 from . import claim_schema, optfile
 from .errors import IbverifyError
-from .codehash import NOT_DECIDING, definition_dump, module_code_hash
+from .codehash import ACCELERATED, KERNEL_JUDGES, NOT_DECIDING, definition_dump, module_code_hash
 from .evidence import Outcome
 
 STATUSES = claim_schema.STATUSES   # the keys of a claim file, their types and meanings: ibverify.claim_schema
@@ -87,14 +87,17 @@ class Claim:
         """Hash of what decides the verdict: the check function's own code, the claim's data, and the code
         of the check's module with every ibverify module it imports, directly or not (ibverify.codehash:
         docstrings, comments, layout and moving a function between those modules do not count; a change to
-        the engine, optimizer or oracle code under the check does), and the content (sha256) of the user's optimizer
-        and data files the claim names. A stale baseline shows a different hash."""
+        the engine, optimizer or oracle code under the check does; a compiled kernel that CI holds to its numpy
+        reference counts through that reference, codehash.ACCELERATED, but in a check that judges the kernels,
+        codehash.KERNEL_JUDGES), and the content (sha256) of the user's optimizer and data files the claim names.
+        A stale baseline shows a different hash."""
         fn = self.function()
         mod = sys.modules[self.check.partition(":")[0]]
         try:
             own = definition_dump(fn)
             skip = () if self.names_foreign_optimizer() else NOT_DECIDING
-            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None), skip)
+            accelerated = () if mod.__name__ in KERNEL_JUDGES else ACCELERATED
+            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None), skip, accelerated)
         except (OSError, SyntaxError, ValueError) as e:
             raise IbverifyError(f"claim {self.id}: cannot hash the code of check '{self.check}': {e}") from None
         data = repr((self.params, self.tolerances, self.tiers, self.status))
