@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 from . import claim_schema, optfile
 from .errors import IbverifyError
-from .codehash import ACCELERATED, KERNEL_JUDGES, NOT_DECIDING, definition_dump, module_code_hash
+from .codehash import NOT_DECIDING, definition_dump, module_code_hash
 from .evidence import Outcome
 
 STATUSES = claim_schema.STATUSES   # the keys of a claim file, their types and meanings: ibverify.claim_schema
@@ -96,8 +96,7 @@ class Claim:
         try:
             own = definition_dump(fn)
             skip = () if self.names_foreign_optimizer() else NOT_DECIDING
-            accelerated = () if mod.__name__ in KERNEL_JUDGES else ACCELERATED
-            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None), skip, accelerated)
+            code = module_code_hash(mod.__name__, getattr(mod, "__file__", None), skip)
         except (OSError, SyntaxError, ValueError) as e:
             raise IbverifyError(f"claim {self.id}: cannot hash the code of check '{self.check}': {e}") from None
         data = repr((self.params, self.tolerances, self.tiers, self.status))

@@ -19,8 +19,9 @@ Known blind spot: a plain `from .a import f` switched to `from .b import f`, whe
 not (an `import` anywhere in a file counts, also in a function body), with their parent packages (whose
 `__init__` runs first). Found from the source alone (ast), nothing is imported.
 
-A claim's check hash skips `NOT_DECIDING` (the adapters of a user's or a library's optimizer, the resume cache and
-numba's kernel cache) unless the claim names such an optimizer: editing them leaves the full record current.
+A claim's check hash skips `NOT_DECIDING` (the adapters of a user's or a library's optimizer, the resume cache,
+numba's kernel cache and this module) unless the claim names such an optimizer: editing them leaves the full record
+current.
 
 A claim's check hash covers a compiled kernel through its reference, not its own code (`ACCELERATED`, issue 50):
 an accelerator is a module that only computes faster what a numpy reference in the package computes (it runs on
@@ -255,10 +256,11 @@ def definition_dump(fn) -> str:
 
 
 # Modules that never decide a verdict of a claim that runs only the optimizer table's rows: they adapt a user's or a
-# library's optimizer (a file, torch:, optax:), or decide what a run reuses (the resume cache, whose own keys hold the
+# library's optimizer (a file, torch:, optax:), decide what a run reuses (the resume cache, whose own keys hold the
 # whole package's code hash; numba's kernel cache, keyed by the engine's source text: tests/engine/
-# test_kernel_cache.py). A claim that names such an optimizer counts them (Claim.check_hash).
-NOT_DECIDING = ("ibverify.cache", "ibverify.engine._kernel_cache", "ibverify.optim.optaxadapt",
+# test_kernel_cache.py), or compute the hashes themselves (this module: a change of the rule shows in the hashes it
+# computes, not through its own code). A claim that names such an optimizer counts them (Claim.check_hash).
+NOT_DECIDING = ("ibverify.cache", "ibverify.codehash", "ibverify.engine._kernel_cache", "ibverify.optim.optaxadapt",
                 "ibverify.optim.torchadapt", "ibverify.optim.torchblock", "ibverify.optim.userfile",
                 "ibverify.optim.userguard", "ibverify.optim.userprobe")
 
@@ -315,11 +317,11 @@ def check_closure(root: Path, package: str, name: str, path: Path | None = None,
 
 
 @functools.lru_cache(maxsize=None)
-def module_code_hash(name: str, path: str | None = None, skip: tuple[str, ...] = (),
-                     accelerated: tuple[Accelerator, ...] = ()) -> str:
+def module_code_hash(name: str, path: str | None = None, skip: tuple[str, ...] = ()) -> str:
     """code_hash of module `name` (at `path`; default its file in ibverify) and its upstream closure inside
-    ibverify, without the modules in `skip`, the `accelerated` modules counted through their references
-    (check_closure). Cached per process: a file edited while the process runs is not seen."""
+    ibverify, without the modules in `skip`, each of ACCELERATED counted through its references (check_closure)
+    unless `name` is one of KERNEL_JUDGES. Cached per process: a file edited while the process runs is not seen."""
+    accelerated = () if name in KERNEL_JUDGES else ACCELERATED
     return code_hash(check_closure(ROOT, PACKAGE, name, Path(path) if path else None, skip, accelerated))
 
 

@@ -154,8 +154,7 @@ def test_adapters_and_the_resume_cache_count_only_for_a_claim_naming_a_foreign_o
     """A table-only claim's hash skips codehash.NOT_DECIDING (editing torch's adapter or the resume cache leaves
     the full record current); a claim that names torch:, optax: or a user's file counts them."""
     seen = []
-    monkeypatch.setattr(claims_module, "module_code_hash",
-                        lambda name, path=None, skip=(), accelerated=(): seen.append(skip) or "h")
+    monkeypatch.setattr(claims_module, "module_code_hash", lambda name, path=None, skip=(): seen.append(skip) or "h")
     assert "ibverify.optim.torchadapt" in codehash.NOT_DECIDING and "ibverify.cache" in codehash.NOT_DECIDING
     table = _claim("ibverify.checks.per_sample:direction_converges")
     assert not table.names_foreign_optimizer()

@@ -127,6 +127,7 @@ def _append(root: Path, module: str, text: str) -> None:
 
 def test_every_accelerator_edit_keeps_every_check_hash_and_a_reference_edit_changes_them(tree, checks):
     assert len(checks) > 10
+    checks = checks + [(*checks[0][:2], ())]   # as for a claim naming a foreign optimizer: nothing skipped
     before = _hashes(tree, checks)
     old_rule = {k: codehash.code_hash(codehash.closure(tree, "ibverify", k[0], None, k[1])) for k in before}
     f = codehash.module_file(tree, "ibverify", "ibverify.engine.kernels")
@@ -139,6 +140,11 @@ def test_every_accelerator_edit_keeps_every_check_hash_and_a_reference_edit_chan
     for a in ACCELERATED:
         _append(tree, a.module, "\n\ndef _edited(x):\n    return x * 3.0\n\n\nTINY_EDIT = 1e-150\n")
     assert _judged(_hashes(tree, checks), False) == _judged(before, False)
+    mid = _hashes(tree, checks)
+    f = codehash.module_file(tree, "ibverify", "ibverify.codehash")   # the hash rule's own code: NOT_DECIDING
+    f.write_text(f.read_text() + "\n\nEDITED = 2.0\n")
+    ruled = _hashes(tree, checks)
+    assert all((ruled[k] == h) is bool(k[1]) for k, h in mid.items())   # counted only where nothing is skipped
     f = codehash.module_file(tree, "ibverify", "ibverify.optim.transforms")
     f.write_text(f.read_text() + "\n\nEDITED = 1.0\n")
     after = _hashes(tree, checks)
@@ -229,16 +235,18 @@ def test_the_kernel_cache_is_not_deciding_and_counts_for_a_foreign_optimizer():
     assert "ibverify.engine._kernel_cache" in mods
 
 
-def test_a_check_that_judges_the_kernels_counts_them(monkeypatch):
-    """ibverify.log-frame-exact's full-tier row is the kernels' own test at long horizons: a kernel edit stales it."""
-    from ibverify import claims as claims_module
-    seen = {}
-    monkeypatch.setattr(claims_module, "module_code_hash",
-                        lambda name, path=None, skip=(), accelerated=(): seen.update({name: accelerated}) or "h")
-    byid = {c.id: c for c in load_registry()}
-    for cid in ("ibverify.log-frame-exact", "ibverify.control.naive-float64-exact", "soudry.gd-l2"):
-        byid[cid].check_hash()
-    assert seen == {"ibverify.checks.numerics": (), byid["soudry.gd-l2"].check.partition(":")[0]: ACCELERATED}
+def test_a_check_that_judges_the_kernels_counts_them():
+    """ibverify.log-frame-exact's full-tier row is the kernels' own test at long horizons: a kernel edit stales it.
+    module_code_hash (Claim.check_hash's code part) applies ACCELERATED to every check module but KERNEL_JUDGES."""
+    for name, judge in (("ibverify.checks.numerics", True), ("ibverify.checks.per_sample", False)):
+        f = codehash.module_file(codehash.ROOT, "ibverify", name)
+        every = codehash.code_hash(codehash.closure(codehash.ROOT, "ibverify", name, f, NOT_DECIDING))
+        through = codehash.code_hash(codehash.check_closure(codehash.ROOT, "ibverify", name, f, NOT_DECIDING,
+                                                            ACCELERATED))
+        assert every != through
+        assert codehash.module_code_hash(name, str(f), NOT_DECIDING) == (every if judge else through), name
+    judges = {c.id for c in load_registry() if c.check.partition(":")[0] in codehash.KERNEL_JUDGES}
+    assert judges == {"ibverify.log-frame-exact", "ibverify.control.naive-float64-exact"}
 
 
 def test_every_check_module_that_runs_an_engine_against_another_is_a_kernel_judge():
