@@ -213,7 +213,9 @@ def test_each_accelerator_is_held_to_its_reference_by_a_named_test(acc):
         path = REPO / file
         tree = ast.parse(path.read_text())
         assert acc.module in codehash.closure(codehash.ROOT, "ibverify", "ibverify._test", path), test
-        words = _words(_test_body(tree, name))
+        body = _test_body(tree, name)
+        assert not any(w in ast.dump(d) for d in body[0].decorator_list for w in ("skip", "xfail")), test
+        words = _words(body)
         assert words & kernel_names, f"{test} does not run {acc.module}"
         assert words & reference_names, f"{test} does not run a reference of {acc.module}"
         tight = {w for w in words if isinstance(w, float) and 0 < w <= 1e-12}
