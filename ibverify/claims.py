@@ -87,8 +87,10 @@ class Claim:
         """Hash of what decides the verdict: the check function's own code, the claim's data, and the code
         of the check's module with every ibverify module it imports, directly or not (ibverify.codehash:
         docstrings, comments, layout and moving a function between those modules do not count; a change to
-        the engine, optimizer or oracle code under the check does), and the content (sha256) of the user's optimizer
-        and data files the claim names. A stale baseline shows a different hash."""
+        the engine, optimizer or oracle code under the check does; a compiled kernel that CI holds to its numpy
+        reference counts through that reference, codehash.ACCELERATED, but in a check that judges the kernels,
+        codehash.KERNEL_JUDGES), and the content (sha256) of the user's optimizer and data files the claim names.
+        A stale baseline shows a different hash."""
         fn = self.function()
         mod = sys.modules[self.check.partition(":")[0]]
         try:

@@ -19,11 +19,34 @@ Known blind spot: a plain `from .a import f` switched to `from .b import f`, whe
 not (an `import` anywhere in a file counts, also in a function body), with their parent packages (whose
 `__init__` runs first). Found from the source alone (ast), nothing is imported.
 
-A claim's check hash skips `NOT_DECIDING` (the adapters of a user's or a library's optimizer and the resume cache)
-unless the claim names such an optimizer: editing them leaves the full record current.
+A claim's check hash skips `NOT_DECIDING` (the adapters of a user's or a library's optimizer, the resume cache,
+numba's kernel cache and this module) unless the claim names such an optimizer: editing them leaves the full record
+current.
 
-For ibverify itself: `module_code_hash(name, file)` (the check's module and its upstream closure, cached
-per process) and `package_code_hash(exclude)` (every module but the excluded subpackages).
+A claim's check hash covers a compiled kernel through its reference, not its own code (`ACCELERATED`, issue 50):
+an accelerator is a module that only computes faster what a numpy reference in the package computes (it runs on
+the compiled path alone; what to run, on which data, and how a result is judged live elsewhere), and that tests of
+the default `pytest` hold to that reference at ≤ 1e-12 relative or bit for bit, for each of its kernel families
+and variants (`Accelerator.tests` names them; tests/test_check_hash_accelerators.py checks that each exists,
+reaches the module, runs it and a reference, and compares at that resolution). So a kernel edit that lands
+computes what the reference computes, to 1e-12, on every case CI holds it to, and the record stays current. The
+rule (`check_closure`): the closure as above, following the accelerators' imports, without the accelerators' own
+statements, and with the closures of their references added (they count whether the check reaches them otherwise
+or not). An edit of a reference changes every hash above it; an edit that changes what a kernel computes must
+change its reference too, or fail CI. Past float64 underflow, where the float64 reference freezes, the kernels
+are held to the same chain in mpmath (`engine.vector`'s `_run_chain` with the `MPMath` backend) by the registry
+claim `ibverify.log-frame-exact` at the fast tier, which CI gates. The claims whose check judges the kernels
+themselves (`KERNEL_JUDGES`: `ibverify.log-frame-exact` and its control) count every accelerator: their full-tier
+rows are the kernels' test at long horizons. A module that also holds deciding code is not an accelerator (split
+it first: moving code between modules of the closure does not change `code_hash`). Limits: the tests hold a kernel
+at their sizes and horizons (a change that shows only at the full tier's is not caught; the KERNEL_JUDGES rows are
+the guard there), and a kernel edit that only reorders floating-point operations moves iterates by ulps, which a
+chaotic orbit amplifies: a verdict must not depend on the last digits of such an orbit (the record's verdicts are
+on directions, rates and margins, judged with tolerances far above that).
+
+For ibverify itself: `module_code_hash(name, file, skip, accelerated)` (the check's module and its upstream
+closure by `check_closure`, cached per process) and `package_code_hash(exclude)` (every module but the excluded
+subpackages).
 """
 
 from __future__ import annotations
@@ -233,18 +256,73 @@ def definition_dump(fn) -> str:
 
 
 # Modules that never decide a verdict of a claim that runs only the optimizer table's rows: they adapt a user's or a
-# library's optimizer (a file, torch:, optax:), or decide what a run reuses (the resume cache, whose own keys hold the
-# whole package's code hash). A claim that names such an optimizer counts them (Claim.check_hash).
-NOT_DECIDING = ("ibverify.cache", "ibverify.optim.optaxadapt", "ibverify.optim.torchadapt", "ibverify.optim.torchblock",
-                "ibverify.optim.userfile", "ibverify.optim.userguard", "ibverify.optim.userprobe")
+# library's optimizer (a file, torch:, optax:), decide what a run reuses (the resume cache, whose own keys hold the
+# whole package's code hash; numba's kernel cache, keyed by the engine's source text: tests/engine/
+# test_kernel_cache.py), or compute the hashes themselves (this module: a change of the rule shows in the hashes it
+# computes, not through its own code). A claim that names such an optimizer counts them (Claim.check_hash).
+NOT_DECIDING = ("ibverify.cache", "ibverify.codehash", "ibverify.engine._kernel_cache", "ibverify.optim.optaxadapt",
+                "ibverify.optim.torchadapt", "ibverify.optim.torchblock", "ibverify.optim.userfile",
+                "ibverify.optim.userguard", "ibverify.optim.userprobe")
+
+
+class Accelerator(NamedTuple):
+    """A compiled module that a check hash counts through its references (module docstring)."""
+    module: str
+    references: tuple[str, ...]  # the modules of the numpy code it is held to: they count instead of it
+    tests: tuple[str, ...]  # "file::test": default-pytest tests holding it to them at ≤ 1e-12 relative or bit for bit
+
+
+ACCELERATED = (
+    Accelerator("ibverify.engine.kernels", ("ibverify.engine.vector",), (  # Adam, Signum, GD, NGD, AdamProxy
+        "tests/unit/test_engine.py::test_compiled_matches_reference",
+        "tests/unit/test_engine.py::test_compiled_matches_reference_property",
+        "tests/unit/test_engine.py::test_every_moment_kernel_variant_matches_reference")),
+    Accelerator("ibverify.engine.kernels_more", ("ibverify.engine.vector",), (  # steepest-l1, Lion, AdaGrad, AdamW
+        "tests/unit/test_engine.py::test_compiled_matches_reference",
+        "tests/engine/test_kernels_more.py::test_compiled_equals_reference_over_3000_steps",
+        "tests/engine/test_kernels_more.py::test_steepest_l1_exact_ties_split_the_step_as_the_reference")),
+    Accelerator("ibverify.engine.lanes", ("ibverify.engine.vector",), (  # each lane bit for bit its single run()
+        "tests/engine/test_lanes.py::test_batch_one_lanes_bit_identical",
+        "tests/engine/test_lanes.py::test_minibatch_lanes_with_seeds_and_own_frames",
+        "tests/engine/test_lanes.py::test_plain_lanes_from_plain_min_d_bit_identical",
+        "tests/engine/test_lanes.py::test_one_dataset_for_all_lanes_and_fallback_for_other_optimizers")),
+    Accelerator("ibverify.engine.network", ("ibverify.engine.block",), (  # every model's gradient, direction, moment
+        "tests/networks/test_engine_agreement.py::test_compiled_matches_reference_over_3000_steps",
+        "tests/networks/test_engine_agreement.py::test_past_float64_underflow_both_engines_agree_and_keep_moving")),
+    Accelerator("ibverify.engine.network_run", ("ibverify.engine.block",), (  # (model, chain) → the kernels' arrays
+        "tests/networks/test_engine_agreement.py::test_compiled_matches_reference_over_3000_steps",)),
+    Accelerator("ibverify.engine.polar", ("ibverify.engine.block", "ibverify.geometry.base"), (  # Muon's polar factor
+        "tests/networks/test_engine_agreement.py::test_compiled_matches_reference_over_3000_steps",
+        "tests/engine/test_polar.py::test_well_conditioned_blocks_match_the_50_digit_svd_to_rounding")),
+)
+ACCELERATORS = tuple(a.module for a in ACCELERATED)
+# Check modules whose verdicts judge the compiled kernels themselves (the engine against its mpmath chain, past
+# float64 underflow, at the claim's horizons): for their claims every accelerator counts.
+KERNEL_JUDGES = ("ibverify.checks.numerics",)
+
+
+def check_closure(root: Path, package: str, name: str, path: Path | None = None, skip: Iterable[str] = (),
+                  accelerated: Iterable[Accelerator] = ()) -> dict[str, Path]:
+    """closure(...) by the accelerator rule of the module docstring: the accelerators' own code left out (their
+    imports still followed), the closure of each reached accelerator's references added."""
+    by_module = {a.module: a.references for a in accelerated}
+    found = closure(root, package, name, path, skip)
+    while True:
+        missing = {r for m in found if m in by_module for r in by_module[m] if r not in found}
+        if not missing:
+            break
+        for r in sorted(missing):
+            found.update(closure(root, package, r, None, skip))
+    return {m: f for m, f in sorted(found.items()) if m not in by_module}
 
 
 @functools.lru_cache(maxsize=None)
 def module_code_hash(name: str, path: str | None = None, skip: tuple[str, ...] = ()) -> str:
     """code_hash of module `name` (at `path`; default its file in ibverify) and its upstream closure inside
-    ibverify, without the modules in `skip` (closure). Cached per process: a file edited while the process runs is
-    not seen."""
-    return code_hash(closure(ROOT, PACKAGE, name, Path(path) if path else None, skip))
+    ibverify, without the modules in `skip`, each of ACCELERATED counted through its references (check_closure)
+    unless `name` is one of KERNEL_JUDGES. Cached per process: a file edited while the process runs is not seen."""
+    accelerated = () if name in KERNEL_JUDGES else ACCELERATED
+    return code_hash(check_closure(ROOT, PACKAGE, name, Path(path) if path else None, skip, accelerated))
 
 
 def package_modules(exclude: tuple[str, ...] = ()) -> dict[str, Path]:

@@ -9,6 +9,7 @@ import pytest
 
 from ibverify import IbverifyError
 from ibverify.data import gr
+from ibverify.engine import kernels as K
 from ibverify.engine import run, run_lanes
 from ibverify.optim import OptimizerSpec
 
@@ -44,6 +45,19 @@ def test_minibatch_lanes_with_seeds_and_own_frames():
              OptimizerSpec("adam", batch_size=2, order="reshuffle", seed=2, beta1=0.0, beta2=0.0, lr=10.0),
              OptimizerSpec("adam", batch_size=2, order="replacement", seed=3, beta2=0.99)]
     assert_lanes_match(Zs, specs)
+
+
+@pytest.mark.parametrize("b", [1, 2])
+def test_plain_lanes_from_plain_min_d_bit_identical(b):
+    """From d = kernels.PLAIN_MIN_D a lane at ε = 0 without bias correction takes the plain lazy loop
+    (kernels._lazy_step_plain); beside it a lane with ε > 0 does not."""
+    Zs = [gr(6, K.PLAIN_MIN_D, np.random.default_rng(s)).Z for s in (7, 8, 9)]
+    order = "cyclic" if b == 1 else "reshuffle"
+    specs = [OptimizerSpec("adam", batch_size=b, order=order, seed=1, eps=0.0, bias_correction=False),
+             OptimizerSpec("adam", batch_size=b, order=order, seed=2, eps=0.0, bias_correction=False, beta2=0.9),
+             OptimizerSpec("adam", batch_size=b, order=order, seed=3, eps=1e-3, bias_correction=True)]
+    lanes = assert_lanes_match(Zs, specs)
+    assert len({lane.w.tobytes() for lane in lanes}) == 3
 
 
 def test_one_dataset_for_all_lanes_and_fallback_for_other_optimizers():
