@@ -177,16 +177,15 @@ def changed_since(claim, commit: str) -> str:
 
 
 def code_modules(claim) -> dict[str, Path]:
-    """Module name → file of the ibverify code `claim`'s check hash covers, as Claim.check_hash takes it: the check's
-    module and every module of the package it imports (codehash.closure), less codehash.NOT_DECIDING unless the claim
-    names such an optimizer."""
+    """Module name → file of the ibverify code `claim`'s check hash covers, as Claim.check_hash takes it
+    (codehash.check_modules: the check's module and every module of the package it imports, a compiled kernel of
+    codehash.ACCELERATED through its reference, less codehash.NOT_DECIDING unless the claim names such an optimizer)."""
     from ibverify import codehash
 
     claim.function()
     mod = sys.modules[claim.check.partition(":")[0]]
-    path = getattr(mod, "__file__", None)
     skip = () if claim.names_foreign_optimizer() else codehash.NOT_DECIDING
-    return codehash.closure(codehash.ROOT, codehash.PACKAGE, mod.__name__, Path(path) if path else None, skip)
+    return codehash.check_modules(mod.__name__, getattr(mod, "__file__", None), skip)
 
 
 def _rel(path) -> str:

@@ -321,8 +321,14 @@ def module_code_hash(name: str, path: str | None = None, skip: tuple[str, ...] =
     """code_hash of module `name` (at `path`; default its file in ibverify) and its upstream closure inside
     ibverify, without the modules in `skip`, each of ACCELERATED counted through its references (check_closure)
     unless `name` is one of KERNEL_JUDGES. Cached per process: a file edited while the process runs is not seen."""
+    return code_hash(check_modules(name, path, skip))
+
+
+def check_modules(name: str, path: str | None = None, skip: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Module name → file of what module_code_hash hashes for module `name` (the one rule: docs and reports that name
+    the modules under a check read it here)."""
     accelerated = () if name in KERNEL_JUDGES else ACCELERATED
-    return code_hash(check_closure(ROOT, PACKAGE, name, Path(path) if path else None, skip, accelerated))
+    return check_closure(ROOT, PACKAGE, name, Path(path) if path else None, skip, accelerated)
 
 
 def package_modules(exclude: tuple[str, ...] = ()) -> dict[str, Path]:
