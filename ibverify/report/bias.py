@@ -91,12 +91,33 @@ def _figures(answers: list[dict], maker) -> tuple[dict, dict]:
 
 def knob_texts(spec: dict) -> list[str]:
     """A model's resolved knobs as "knob = value" (a per-dataset value as compact JSON; the name and knobs that do
-    not apply, None, left out)."""
+    not apply, None, left out; a foreign optimizer's own hyper-parameters: hyper_rows)."""
     out = []
     for k, v in spec.items():
-        if k != "name" and v is not None:
+        if k not in ("name", "hyperparameters") and v is not None:
             out.append(f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v}")
     return out
+
+
+def _texts(hp: dict) -> list[str]:
+    return [f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v}" for k, v in hp.items()]
+
+
+def hyper_rows(answer: dict) -> list[tuple[str, list[str]]]:
+    """A torch or optax optimizer's own hyper-parameters, as recorded in its spec (optim.foreign.ForeignSpec), one
+    (label, ["key = value", …]) row per part: a Muon pair's Muon part, its partner's, and the c the pair implies
+    (optim.torchmuon.implied_c); [] for an optimizer of the table or a user's file."""
+    spec = next((m["spec"] for m in answer.get("models", []) if isinstance(m.get("spec"), dict)), {})
+    hp = spec.get("hyperparameters")
+    if not isinstance(hp, dict):
+        return []
+    lib = spec.get("library") or "its library"
+    if isinstance(hp.get("muon"), dict) and isinstance(hp.get("partner_hyperparameters"), dict):
+        return [("Muon's hyper-parameters (2-D blocks)", _texts(hp["muon"])),
+                (f"{hp.get('partner', 'partner')}'s hyper-parameters (the other blocks)",
+                 _texts(hp["partner_hyperparameters"])),
+                ("c implied", [str(hp.get("c", "not recorded"))])]
+    return [(f"{lib}'s hyper-parameters", _texts(hp))]
 
 
 def headline(model: dict) -> str:
@@ -113,7 +134,7 @@ def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
         models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}), "headline": headline(m),
                    "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
                                if (i, m["model"], tag) in views]} for m in a["models"]]
-        sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models})
+        sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models, "hyper": hyper_rows(a)})
     return environment().get_template("bias.html.j2").render(sections=sections, p=provenance,
                                                              word_class=WORD_CLASS)
 
