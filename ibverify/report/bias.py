@@ -140,17 +140,22 @@ def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
 
 
 def check_folder(out_dir: str | os.PathLike) -> Path:
-    """The report folder, created (with figures/) and checked writable before any run; one IbverifyError line
-    when it cannot be, or when it holds a `verify` report (results.json), which the page would overwrite."""
+    """The report folder, checked writable before any run and created by nothing here (a refused run leaves no empty
+    folder): it is a writable folder, or absent with its nearest existing parent a writable folder; one IbverifyError
+    line when not, or when it holds a `verify` report (results.json), which the page would overwrite.
+    render_bias_report makes it (with figures/) when it writes the page."""
     out = Path(out_dir)
     if (out / "results.json").exists():
         raise IbverifyError(f"--report {out}: holds an `ibverify verify` report (results.json); use another folder")
-    try:
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        if not os.access(out / "figures", os.W_OK) or not os.access(out, os.W_OK):
-            raise PermissionError("not writable")
-    except OSError as e:
-        raise IbverifyError(f"--report {out}: cannot write there ({e.strerror or e})") from None
+    for d in (out, out / "figures"):
+        if d.exists() and not d.is_dir():
+            raise IbverifyError(f"--report {out}: cannot write there ({d} is a file, not a folder)")
+    here = next((d for d in (out.absolute(), *out.absolute().parents) if d.exists()), None)
+    where = out / "figures" if (out / "figures").is_dir() else here
+    if here is None or not here.is_dir() or not os.access(here, os.W_OK | os.X_OK) \
+            or not os.access(where, os.W_OK | os.X_OK):
+        what = "not a folder" if here is not None and not here.is_dir() else "not writable"
+        raise IbverifyError(f"--report {out}: cannot write there ({here if here != out.absolute() else out}: {what})")
     return out
 
 
@@ -165,6 +170,10 @@ def render_bias_report(answers: list[dict], out_dir: str | os.PathLike, provenan
             makers.append(FigureMaker())
         return makers[0]
 
+    try:
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise IbverifyError(f"--report {out}: cannot write there ({e.strerror or e})") from None
     views, files = _figures(answers, maker)
     files["bias.json"] = json.dumps(plain({"provenance": provenance, "answers": answers}, keep_nonfinite=True),
                                     indent=1, ensure_ascii=False) + "\n"
