@@ -10,7 +10,8 @@ horizon: "bias gd · two-layer: dataset 1/3 (teacher-0) · horizon 1e5: 100000/1
 enabled=False (`--quiet`) shows nothing.
 
 Public API:
-    Progress(label, enabled=None, stream=sys.stderr)   enabled=None: on, in the front end the stream calls for
+    Progress(label, enabled=None, stream=None)   stream None: sys.stderr as it is when made; enabled=None: on, in
+                                                 the front end the stream calls for
     .steps(done, total, extra="")   advance to `done` of `total` steps (a new total: a new horizon)
     .message(msg)                   a one-line status (the context of the next steps: dataset, model)
     .close()                        erase the bar
@@ -45,7 +46,8 @@ def front_end(stream) -> str:
 
 
 class Progress:
-    def __init__(self, label: str = "", enabled: bool | None = None, stream=sys.stderr):
+    def __init__(self, label: str = "", enabled: bool | None = None, stream=None):
+        stream = sys.stderr if stream is None else stream   # the stderr of now (a notebook or pytest swaps it)
         self.enabled, self.stream, self.label = enabled is not False, stream, label
         self.mode = front_end(stream) if self.enabled else "off"
         self.context = ""   # the latest message: the dataset (and model) the next steps belong to

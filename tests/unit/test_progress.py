@@ -125,3 +125,15 @@ def test_a_notebook_gets_tqdm_auto(monkeypatch):
     p.steps(10, 100)
     p.close()
     assert made == ["train gd · digits 1v2", "train gd · digits 1v2 · horizon 1e2"]
+
+
+def test_the_stream_is_stderr_as_it_is_when_made(monkeypatch):
+    """Not the stderr of import time: a notebook (or pytest's capture) swaps sys.stderr after ibverify is imported."""
+    import sys
+
+    monkeypatch.delenv("CI", raising=False)
+    s = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", s)
+    p = Progress("train gd")
+    p.steps(10, 10)
+    assert p.stream is s and s.getvalue().startswith("train gd · horizon 1e1: 10/10 steps (100 %)")
