@@ -25,7 +25,8 @@ function, partial or inject_hyperparams transformation (float64: optim.optaxadap
 
 Errors: bad input raises `IbverifyError` with a one-line message (the command line's exit 2), raised here, not from
 deep inside; RuntimeWarning and UserWarning (overflow, solver chatter) are silenced as on the command line. Nothing
-is printed: no progress bar unless `progress=True`.
+is printed: no progress unless `progress=True` (then as the commands show it: a bar on a terminal, tqdm's notebook
+bar in a notebook, plain lines in a log: ibverify.progress).
 
 The API is the stable surface: these three functions, their keyword arguments and the result classes' fields and
 methods. `import ibverify` stays light: this module loads on first use of `ibverify.bias` (and friends), numpy and

@@ -14,7 +14,7 @@ import time
 
 from ..errors import IbverifyError
 from ..optim.table import KNOBS, ORDERS, names
-from .output import add_intercept_option, csv_lines_named, dump, nonneg_int
+from .output import FOREIGN_HELP, add_intercept_option, csv_lines_named, dump, nonneg_int
 
 USER_NOTE = ("your own optimizer: --optimizer path/to/file.py[:function] (default function make). The function "
              "returns ibverify.optim.userfile.UserOptimizer(name, update, vector, block, knobs): "
@@ -51,9 +51,7 @@ def add_bias_parser(sub) -> None:
                        + "\n\n" + textwrap.fill(USER_NOTE, 100))
     b.add_argument("--optimizer", required=True, metavar="NAME", action="append",
                    help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (below); "
-                        "or a PyTorch or optax optimizer as shipped: torch:NAME[:key=value,...], "
-                        "optax:NAME[:key=value,...] (linear model); repeatable: several optimizers, each answered on "
-                        "the same datasets")
+                        + FOREIGN_HELP + "; repeatable: several optimizers, each answered on the same datasets")
     b.add_argument("--tier", choices=BIAS_TIERS, default="fast", help=TIER_NOTE)
     b.add_argument("--seed", type=nonneg_int("--seed"), default=0, help="seed of the generated datasets (default 0)")
     b.add_argument("--datasets", type=nonneg_int("--datasets"), default=3, metavar="K",
@@ -101,9 +99,16 @@ def _load(path: str, intercept: bool = False):
     optimizer's run leaves at 0 (docs/own-data.md): a vector dataset (as `train`; whether it can feed
     each model is decided per model: checks.bias.plan; `intercept` appends a column of ones), or matrix inputs: an
     .npz with X of shape (n, p, r) (no intercept: the matrix model has none)."""
+    D = _read(path, intercept)
+    from ..recipes.cli import bias_data   # start-up time: the engine (numba); a damaged file is refused before it
+
+    return bias_data(D), ([] if D.X.ndim == 3 else [int(k) for k in getattr(D, "inert", [])])
+
+
+def _read(path: str, intercept: bool = False):
+    """The user's dataset as read and checked (numpy only: a damaged file is one line before any heavy import)."""
     from ..data import load_dataset  # start-up time: the parser and --help never import numpy
     from ..data.files import load_matrices, require_run_scale
-    from ..recipes.cli import bias_data
 
     if str(path).endswith(".npz"):
         D = load_matrices(path, require_separable=False)   # one line for a truncated, pickled or incomplete archive
@@ -111,9 +116,8 @@ def _load(path: str, intercept: bool = False):
             if intercept:
                 raise IbverifyError(f"{path}: --intercept appends a column to n×d data; these are n×p×r matrices")
             # only the matrix model takes matrices; its block run squares gradients ∝ x (as train --model matrix-linear)
-            return bias_data(require_run_scale(D, 2, "the matrix model's squared gradients")), []
-    D = load_dataset(path, require_separable=False, intercept=intercept)
-    return bias_data(D), [int(k) for k in getattr(D, "inert", [])]
+            return require_run_scale(D, 2, "the matrix model's squared gradients")
+    return load_dataset(path, require_separable=False, intercept=intercept)
 
 
 def decade_lines(model: dict) -> list[str]:
@@ -171,11 +175,12 @@ def text(out: dict) -> str:
 def _specs(args) -> list:
     """One OptimizerSpec per --optimizer (optim.adapters.to_spec, as `ibverify.bias`), every name, knob and user file
     checked before any run."""
-    from ..optim.adapters import check_name, to_spec
-    from ..optim.userprobe import probe
+    from ..optim.adapters import check_name, to_spec   # numpy, not the engine (numba) nor the solvers (cvxpy)
 
     for name in args.optimizer:   # every name before any file is loaded
         check_name(name)
+    from ..optim.userprobe import probe   # start-up time: the engine and the geometries
+
     specs = [to_spec(name, _knobs(args), what="--optimizer", probe=False) for name in args.optimizer]
     for spec in specs:
         probe(spec)   # a user's optimizer file: its chains take a first step, or one line and exit 2
@@ -192,20 +197,21 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
             models: list[str] | None = None, quiet: bool = False, workers: int = 1, scheduler: str | None = None,
             on_cluster=lambda info: None, intercept: bool = False, note=lambda msg: None) -> list[dict]:
     """The command's output dicts, one per spec (what --json prints): runner.bias.identify_all's answers with the
-    knobs given, the wall-clock and CPU seconds. A progress bar on a terminal unless `quiet`. `ibverify bias` and the
-    Python API (`ibverify.bias`) both come here. bias's own choices for adam and gd (runner.bias.conventions) are
-    each given to `note` and listed in the answer's "conventions"."""
-    from ..checks.bias import plan
-    from ..progress import Progress
-    from ..runner.bias import conventions, identify_all  # start-up time: numpy, numba, cvxpy
-    from ..runner.underflow import describe as describe_underflow
-
+    knobs given, the wall-clock and CPU seconds. Progress on stderr unless `quiet` (ibverify.progress: a bar, a
+    notebook bar or log lines). `ibverify bias` and the Python API (`ibverify.bias`) both come here. bias's own
+    choices for adam and gd (runner.bias.conventions) are each given to `note` and listed in the answer's
+    "conventions"."""
     if intercept and data_file is None:
         raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
     data, inert = None, []
     if data_file is not None:
         with csv_lines_named(data_file):   # a ragged CSV: the error names its line
             data, inert = _load(data_file, intercept)
+    from ..checks.bias import plan
+    from ..progress import Progress
+    from ..runner.bias import conventions, identify_all  # start-up time: numpy, numba, cvxpy
+    from ..runner.underflow import describe as describe_underflow
+
     chosen = []
     for spec in specs:   # every argument checked (plan) before a note is said; notes only where the linear model runs
         names, _ = plan(spec, tier=tier, datasets=datasets, data=data, data_name=str(data_file or ""), models=models)
@@ -238,14 +244,35 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
             for a, (_, notes) in zip(found, chosen, strict=True)]
 
 
+def _refuse_early(args) -> None:
+    """The refusals that need no heavy import (issue 53 item 5): every optimizer name, --workers, --intercept without
+    --data, a damaged --data file, an unusable --report folder (nothing created), each one line before the engine,
+    the solvers or torch load and before any file or folder is made."""
+    from ..optim.adapters import check_name   # numpy only (a torch:/optax: name imports its library to be checked)
+
+    for name in args.optimizer:
+        check_name(name)
+    _workers(args)
+    if args.intercept and args.data is None:
+        raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
+    if args.data is not None:
+        with csv_lines_named(args.data):
+            _read(args.data, args.intercept)
+    if args.report is not None:
+        from ..report.bias import check_folder  # start-up time: jinja2, matplotlib load only when it is written
+
+        check_folder(args.report)
+
+
 def cmd_bias(args) -> int:
+    _refuse_early(args)
     specs = _specs(args)
     workers = _workers(args)
     folder = None
     if args.report is not None:
-        from ..report.bias import check_folder  # start-up time: jinja2, matplotlib load only when it is written
+        from ..report.bias import check_folder
 
-        folder = check_folder(args.report)   # an unwritable folder is one line before any run
+        folder = check_folder(args.report)   # checked, not created: render_bias_report makes it with the page
     ran_on = ["this process"]
 
     def cluster(info: str) -> None:

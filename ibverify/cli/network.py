@@ -124,8 +124,8 @@ def _engine(args) -> str | None:
 
 
 def train(args) -> dict:
-    """Run the options of `args` on their block model; returns the JSON-ready result (progress bar on a
-    terminal). θ0 is drawn with --seed (zero for a degree-1 model)."""
+    """Run the options of `args` on their block model; returns the JSON-ready result (progress on stderr:
+    ibverify.progress). θ0 is drawn with --seed (zero for a degree-1 model)."""
     return train_run(args)[0]
 
 
@@ -150,7 +150,7 @@ def train_run(args) -> tuple[dict, object]:
         warnings.simplefilter("ignore", ScheduleWarning)   # (from θ0 = 0, in a store of its own)
         compile_s, compiled = first_call(lambda: RunStore().run(recipe.replace(steps=1, checkpoints=(1,),
                                                                                init_seed=None)))
-    bar = Progress(f"{spec.name} ({model.name})", enabled=False if args.quiet else None)
+    bar = Progress(f"train {spec.name} · {data.name} ({model.name})", enabled=False if args.quiet else None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ScheduleWarning)
         try:
@@ -310,7 +310,7 @@ def summary(out: dict) -> str:
 
 
 def run_network(args, stream=None) -> int:
-    """The whole `train --model ...` command: a progress bar on a terminal, then a plain summary, or the
+    """The whole `train --model ...` command: progress on stderr (a bar, or log lines), then a plain summary, or the
     result as JSON with --json. Returns the exit status."""
     stream = stream or sys.stdout
     out = train(args)

@@ -17,6 +17,12 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 2  # one code for Ctrl-C in every command (train's checkpointed stop raises IbverifyError)
 
 
+# the --optimizer help of `train` and `bias`: the names of other libraries' optimizers (ibverify.optim.adapters;
+# torch's Muon pair: ibverify.optim.torchmuon; tests/cli/test_help_current.py holds the help to these)
+FOREIGN_HELP = ("or a PyTorch or optax optimizer as shipped: torch:NAME[:key=value,...] (e.g. torch:Adam:eps=0), "
+                "optax:NAME[:key=value,...] (e.g. optax:adam:eps=0), on the linear model and the block models; "
+                "torch's Muon takes the matrix blocks only, so on a model with other blocks name a partner for them: "
+                "torch:Muon[:key=value,...]+PARTNER[:key=value,...] (e.g. torch:Muon:weight_decay=0+Adam:eps=0)")
 RATES = ("lr", "lr_matrix", "lr_vector")   # step-size knobs: a finite number > 0, checked as the options are parsed
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from pathlib import Path
 
 from ..errors import IbverifyError
 from ..optim.table import KNOBS, ORDERS, ROWS, names
 from .network import MODELS, run_network
-from .output import (add_intercept_option, check_optimizer, nonneg_int, data_json, dump, first_call, kernel_note,
-                     load_data, say, spec_from_args)
+from .output import (FOREIGN_HELP, add_intercept_option, check_optimizer, nonneg_int, data_json, dump, first_call,
+                     kernel_note, load_data, say, spec_from_args)
 
 STILL_MOVING_RAD = 1e-3  # angle between the last two checkpoint directions above which `train` warns
 PSTAR_MAX_ENTRIES = 50_000  # `train` computes the predicted p* when n·d is at most this (cheap)
@@ -36,7 +37,7 @@ def add_train_parser(sub, parser_class) -> None:
                         "with --model also digits | teacher | linear (generated)")
     t.add_argument("--optimizer", required=True, metavar="NAME",
                    help="one of: " + ", ".join(names()) + "; or your own: path/to/file.py[:function] (the protocol: "
-                        "`ibverify bias --help`, docs/commands.md)")
+                        "`ibverify bias --help`, docs/commands.md); " + FOREIGN_HELP)
     t.add_argument("--model", choices=MODELS, default=None,
                    help="a block model, trained full batch (default: the linear model, sample by sample)")
     g = t.add_mutually_exclusive_group()
@@ -90,7 +91,7 @@ def add_train_parser(sub, parser_class) -> None:
     n.add_argument("--kkt-tau", type=float, default=0.01, help="active-set tolerance of the face KKT residual")
     add_intercept_option(t)
     t.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
-    t.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no 'loaded' line")
+    t.add_argument("--quiet", "-q", action="store_true", help="no progress (bar or log lines), no 'loaded' line")
     t.set_defaults(func=cmd_train)
 
 
@@ -254,7 +255,8 @@ def train_linear(args) -> tuple[dict, object, object, list[str]]:
     # the kernels compile (or load from numba's cache) at their first call: timed apart from the run (in a store
     # of its own: a one-step run is no part of this command's)
     compile_s, compiled = first_call(lambda: RunStore().run(recipe.replace(steps=1, checkpoints=2)))
-    bar = Progress(spec.row.name, enabled=None if not args.quiet else False)
+    bar = Progress(f"train {spec.row.name} · {Path(args.data).name} (linear model)",
+                   enabled=None if not args.quiet else False)
     try:
         r = store.run(recipe, progress=bar.steps, save_to=args.checkpoint, save_every=args.checkpoint_every,
                       resume=args.resume)

@@ -22,7 +22,6 @@ def cmd_verify(args) -> int:
     per claim as it finishes, write the report; exit 0 iff every verdict is the expected one, 3 when the only
     unexpected verdicts are inconclusive (not decided at the horizon reached), else 1."""
     from .. import profiles  # start-up time: hypothesis (the parser imports this module for --help)
-    from ..runner.verify import verify  # start-up time: numpy, hypothesis
 
     profile = profiles.load(args.profile)
     check_budget(args)
@@ -30,7 +29,9 @@ def cmd_verify(args) -> int:
         return cmd_stale(args, profile)
     if args.allow_dirty:
         raise IbverifyError("--allow-dirty applies to --stale BASELINE only")
-    claims = select_claims(args)
+    claims = select_claims(args)   # a typo or a damaged --data file: one line before the engine and solvers load
+    from ..runner.verify import verify  # start-up time: numpy, numba, cvxpy
+
     args.report = args.report or "reports"
     results, elapsed = _run(claims, args, profile, verify)
     s = results["summary"]
@@ -333,14 +334,18 @@ def on_user_data(claims: list, args, everything: list | None = None) -> list:
     p* are on the file (runner.discern): a control whose target is within its own tolerance of the answer of the
     claim it controls (in `everything`, the registry) gets `not_applicable` (its verdict "not applicable",
     runner.run_claim), said on stderr."""
-    from ..data.files import require_run_scale  # start-up time: the parser never loads data
-    from ..recipes.cli import user_file
+    from ..data import load_dataset   # start-up time: the parser never loads data
+    from ..data.files import require_run_scale
 
     other = [c.id for c in claims if not c.id.startswith(DATA_PREFIX)]
     if other:
         raise IbverifyError(f"--data runs the {DATA_PREFIX}* claims only (the others generate their own data): "
                             f"{', '.join(other[:3])}{' …' if len(other) > 3 else ''}")
     path = Path(args.data).resolve()
+    with csv_lines_named(path):   # a ragged or damaged file: one line before the engine (numba) loads
+        load_dataset(path, require_separable=False, intercept=args.intercept)
+    from ..recipes.cli import user_file   # start-up time: the engine
+
     with csv_lines_named(path):   # a ragged CSV: the error names its line
         D = require_run_scale(user_file(path, intercept=args.intercept).build(), 2,
                               "Adam's moments and metric Σ c_i z_i²")
@@ -434,23 +439,36 @@ def _cache_root(args) -> Path | None:
 
 
 class RunBar:
-    """Whole-run progress on a terminal (tqdm, stderr): claims done / total, examples, ETA, latest message.
+    """Whole-run progress (stderr): claims done / total, examples, ETA, the claims running and the latest message.
 
-    The ETA is tqdm's, from the rate of finished claims. Silent when stderr is not a TTY or $CI is set;
-    lines written through `write` then go straight to stdout."""
+    On a terminal a tqdm bar (the ETA is tqdm's, from the rate of finished claims); in a notebook tqdm.auto's; in a
+    log (stderr not a TTY, or $CI set) one line a minute (`progress.LOG_EVERY_S`) while claims run; lines written
+    through `write` then go straight to stdout. `enabled=False` (--quiet): none."""
 
     def __init__(self, claims, tier: str, enabled: bool = True):
         self.t0 = time.perf_counter()
+        self.total = len(claims)
+        self.done = 0
         self.examples, self.total_examples = 0, sum(int(c.params_for(tier).get("examples", 0) or 0) for c in claims)
         self.running: list[str] = []
         self._last = 0.0
+        self._logged = time.monotonic()
         self._msg = ""
         self.bar = None
-        if enabled and sys.stderr.isatty() and not os.environ.get("CI"):
-            from tqdm import tqdm  # start-up time: tqdm (only a run on a terminal shows the bar)
+        self.log = False
+        if enabled:
+            from ..progress import front_end   # start-up time: tqdm (only once the claims are known)
 
-            self.bar = tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr, dynamic_ncols=True,
-                            leave=False, mininterval=0.5)
+            where = front_end(sys.stderr)
+            if where == "log":
+                self.log = True
+            else:
+                if where == "notebook":
+                    from tqdm.auto import tqdm
+                else:
+                    from tqdm import tqdm
+                self.bar = tqdm(total=len(claims), desc="claims", unit="claim", file=sys.stderr,
+                                dynamic_ncols=True, leave=False, mininterval=0.5)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -462,7 +480,21 @@ class RunBar:
         else:
             print(text, file=stream, flush=True)
 
+    def _log_line(self) -> None:
+        from ..progress import LOG_EVERY_S
+
+        now = time.monotonic()
+        if not self.log or now - self._logged < LOG_EVERY_S:
+            return
+        self._logged = now
+        ex = f"examples {self.examples}" + (f"/~{self.total_examples}" if self.total_examples else "")
+        run = f"; running {', '.join(self.running[:3])}" if self.running else ""
+        msg = f" ({self._msg})" if self._msg else ""
+        print(f"verify: {self.done}/{self.total} claims done, {ex}{run}{msg}, {self.elapsed() / 60:.0f} min",
+              file=sys.stderr, flush=True)
+
     def _show(self, force: bool = False) -> None:
+        self._log_line()
         if self.bar is None:
             return
         now = time.monotonic()
@@ -481,6 +513,7 @@ class RunBar:
     def claim_done(self, row: dict, reused: bool = False) -> None:
         if row["id"] in self.running:
             self.running.remove(row["id"])
+        self.done += 1
         if reused:
             self.examples += int((row.get("outcome") or {}).get("examples") or 0)
         if self.bar is not None:
@@ -556,6 +589,6 @@ def add_verify_parser(sub) -> None:
                         "most M (a row that does not fit is left for a later slice), each merged as soon as made")
     v.add_argument("--allow-dirty", action="store_true",
                    help="with --stale: merge rows made from uncommitted code anyway (never for a committed baseline)")
-    v.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no verdict lines")
+    v.add_argument("--quiet", "-q", action="store_true", help="no progress (bar or log lines) and no verdict lines")
     v.add_argument("--verbose", "-v", action="store_true", help="every progress message on stderr")
     v.set_defaults(func=cmd_verify)

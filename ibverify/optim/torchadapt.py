@@ -147,15 +147,22 @@ def row(cls: type, kwargs: Mapping[str, Any], source: str | None = None, what: s
 
 def hyperparameters(cls: type, kwargs: Mapping[str, Any]) -> dict:
     """The torch optimizer's own hyper-parameters: its param_groups' entries (all but params and lr, which is ibverify's
-    schedule) on a one-element float64 parameter, each a stable JSON value (userfile.plain_value); the keyword
-    arguments when it cannot be made so."""
+    schedule) on a one-element float64 parameter (1-D, else 2-D), each a stable JSON value (userfile.plain_value); the
+    keyword arguments when it cannot be made so. A Muon pair (torchmuon.MuonPartition): {"muon": Muon's, "partner":
+    its name, "partner_hyperparameters": the partner's, "c": the c the pair implies}."""
     from .userfile import plain_value
 
     torch = _torch()
-    try:
-        group = dict(cls([torch.zeros(1, dtype=torch.float64)], lr=1.0, **kwargs).param_groups[0])
-    except Exception:   # noqa: BLE001  (refused when the run makes it: torch_step, one line)
-        group = dict(kwargs)
+    own = getattr(cls, "ibverify_hyperparameters", None)   # torchmuon.MuonPartition: both parts', and its c
+    group = dict(kwargs)
+    for shape in ((1,), (1, 1)):   # a 2-D parameter for an optimizer of matrices only (torch's Muon)
+        try:
+            if own is not None:
+                return own(kwargs, plain_value)
+            group = dict(cls([torch.zeros(shape, dtype=torch.float64)], lr=1.0, **kwargs).param_groups[0])
+            break
+        except Exception:   # noqa: BLE001  (refused when the run makes it: torch_step, one line)
+            group = dict(kwargs)
     return {k: plain_value(v) for k, v in sorted(group.items()) if k not in ("params", "lr")}
 
 

@@ -138,11 +138,37 @@ class MuonPartition(torch.optim.Optimizer):
         return loss
 
     @classmethod
+    def ibverify_hyperparameters(cls, kwargs: Mapping[str, Any], plain) -> dict:
+        """Both parts' own hyper-parameters (their param_groups but params and lr, made on a 2-D and a 1-D float64
+        parameter; `plain`: userfile.plain_value), the partner's name, and the c the pair implies (C_NOTE)."""
+        made = cls([torch.zeros(2, 2, dtype=torch.float64), torch.zeros(2, dtype=torch.float64)], lr=1.0, **kwargs)
+        muon, partner = ({k: plain(v) for k, v in sorted(o.param_groups[0].items()) if k not in ("params", "lr")}
+                         for o in (made.muon, made.partner))
+        if kwargs.get(NS_FLOAT64):
+            muon[NS_FLOAT64] = True
+        name = type(made.partner).__name__
+        return {"muon": muon, "partner": name, "partner_hyperparameters": partner, "c": implied_c(name, muon)}
+
+    @classmethod
     def ibverify_name(cls, kwargs: Mapping[str, Any]) -> str:
         muon = {**dict(kwargs.get("muon") or {}), **({NS_FLOAT64: True} if kwargs.get(NS_FLOAT64) else {})}
         partner = kwargs.get("partner", "AdamW")
         pname = partner if isinstance(partner, str) else partner.__name__
         return f"torch:{_part('Muon', muon)}+{_part(pname, dict(kwargs.get('partner_kwargs') or {}))}"
+
+
+def implied_c(partner: str, muon: Mapping[str, Any]) -> str:
+    """The c of the Muon–partner hybrid max{c‖W‖_msp, ‖a‖∞} the pair implies, as a rule per 2-D block of shape (A, B):
+    c = η_A/η_M with both groups' lr η_t (ibverify's schedule) and η_M = η_t times torch's `_adjust_lr` for the
+    block's shape, so c = 1/adjust(A, B) (module docstring). The blocks' shapes are those of the model a run makes, not
+    known here: the rule is stated, its number per block not computed yet. Only an Adam-type partner implies one."""
+    if partner not in ("Adam", "AdamW"):
+        return (f"none: Muon with a {partner} partner is no steepest descent of one norm (the vectors' step is not "
+                f"normalized)")
+    fn = muon.get("adjust_lr_fn") or "original"
+    adjust = {"original": "√max(1, A/B)", "match_rms_adamw": "0.2·√max(A, B)"}.get(fn, f"{fn}(A, B)")
+    return (f"c = η_A/η_M = 1/({adjust}) per 2-D block of shape (A, B) (both lr η_t; torch's adjust_lr_fn {fn!r}; "
+            f"c = 1 where A ≤ B), at ε = 0; the number per block is not computed yet")
 
 
 def _part(name: str, kwargs: Mapping[str, Any]) -> str:

@@ -91,12 +91,33 @@ def _figures(answers: list[dict], maker) -> tuple[dict, dict]:
 
 def knob_texts(spec: dict) -> list[str]:
     """A model's resolved knobs as "knob = value" (a per-dataset value as compact JSON; the name and knobs that do
-    not apply, None, left out)."""
+    not apply, None, left out; a foreign optimizer's own hyper-parameters: hyper_rows)."""
     out = []
     for k, v in spec.items():
-        if k != "name" and v is not None:
+        if k not in ("name", "hyperparameters") and v is not None:
             out.append(f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v}")
     return out
+
+
+def _texts(hp: dict) -> list[str]:
+    return [f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v}" for k, v in hp.items()]
+
+
+def hyper_rows(answer: dict) -> list[tuple[str, list[str]]]:
+    """A torch or optax optimizer's own hyper-parameters, as recorded in its spec (optim.foreign.ForeignSpec), one
+    (label, ["key = value", …]) row per part: a Muon pair's Muon part, its partner's, and the c the pair implies
+    (optim.torchmuon.implied_c); [] for an optimizer of the table or a user's file."""
+    spec = next((m["spec"] for m in answer.get("models", []) if isinstance(m.get("spec"), dict)), {})
+    hp = spec.get("hyperparameters")
+    if not isinstance(hp, dict):
+        return []
+    lib = spec.get("library") or "its library"
+    if isinstance(hp.get("muon"), dict) and isinstance(hp.get("partner_hyperparameters"), dict):
+        return [("Muon's hyper-parameters (2-D blocks)", _texts(hp["muon"])),
+                (f"{hp.get('partner', 'partner')}'s hyper-parameters (the other blocks)",
+                 _texts(hp["partner_hyperparameters"])),
+                ("c implied", [str(hp.get("c", "not recorded"))])]
+    return [(f"{lib}'s hyper-parameters", _texts(hp))]
 
 
 def headline(model: dict) -> str:
@@ -113,23 +134,28 @@ def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
         models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}), "headline": headline(m),
                    "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
                                if (i, m["model"], tag) in views]} for m in a["models"]]
-        sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models})
+        sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models, "hyper": hyper_rows(a)})
     return environment().get_template("bias.html.j2").render(sections=sections, p=provenance,
                                                              word_class=WORD_CLASS)
 
 
 def check_folder(out_dir: str | os.PathLike) -> Path:
-    """The report folder, created (with figures/) and checked writable before any run; one IbverifyError line
-    when it cannot be, or when it holds a `verify` report (results.json), which the page would overwrite."""
+    """The report folder, checked writable before any run and created by nothing here (a refused run leaves no empty
+    folder): it is a writable folder, or absent with its nearest existing parent a writable folder; one IbverifyError
+    line when not, or when it holds a `verify` report (results.json), which the page would overwrite.
+    render_bias_report makes it (with figures/) when it writes the page."""
     out = Path(out_dir)
     if (out / "results.json").exists():
         raise IbverifyError(f"--report {out}: holds an `ibverify verify` report (results.json); use another folder")
-    try:
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        if not os.access(out / "figures", os.W_OK) or not os.access(out, os.W_OK):
-            raise PermissionError("not writable")
-    except OSError as e:
-        raise IbverifyError(f"--report {out}: cannot write there ({e.strerror or e})") from None
+    for d in (out, out / "figures"):
+        if d.exists() and not d.is_dir():
+            raise IbverifyError(f"--report {out}: cannot write there ({d} is a file, not a folder)")
+    here = next((d for d in (out.absolute(), *out.absolute().parents) if d.exists()), None)
+    where = out / "figures" if (out / "figures").is_dir() else here
+    if here is None or not here.is_dir() or not os.access(here, os.W_OK | os.X_OK) \
+            or not os.access(where, os.W_OK | os.X_OK):
+        what = "not a folder" if here is not None and not here.is_dir() else "not writable"
+        raise IbverifyError(f"--report {out}: cannot write there ({here if here != out.absolute() else out}: {what})")
     return out
 
 
@@ -144,6 +170,10 @@ def render_bias_report(answers: list[dict], out_dir: str | os.PathLike, provenan
             makers.append(FigureMaker())
         return makers[0]
 
+    try:
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise IbverifyError(f"--report {out}: cannot write there ({e.strerror or e})") from None
     views, files = _figures(answers, maker)
     files["bias.json"] = json.dumps(plain({"provenance": provenance, "answers": answers}, keep_nonfinite=True),
                                     indent=1, ensure_ascii=False) + "\n"

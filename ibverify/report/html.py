@@ -18,6 +18,7 @@ import math
 import os
 import re
 import shlex
+from importlib import resources
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,10 +42,11 @@ STATUS_NOTE = {
 }
 TEMPLATES = Path(__file__).with_name("templates")
 OUTPUT_DIRS = ("claims", "figures")
-# the power of the verdict rules (benchmarks/power.py): read at report time where this is a checkout that has it
-POWER_JSON = Path(__file__).resolve().parents[2] / "benchmarks" / "power.json"
+# the power of the verdict rules (written by benchmarks/power.py): package data beside this module, read at report
+# time through importlib.resources, so an installed copy (a wheel) renders the same resolution lines as a checkout
+POWER_JSON = "power.json"
 # a claim's check (and the halves it judges, for checks.classic.log_rate) → (power family, claim-level rule) of
-# benchmarks/power.json; the claim is covered when its own tolerances equal those the family was measured with
+# power.json; the claim is covered when its own tolerances equal those the family was measured with
 POWER_RULES = {
     ("ibverify.checks.classic:log_rate", ("K", "rho", "slope")): ("log-rate", "all_of: Soudry (K, ρ, slope)"),
     ("ibverify.checks.classic:log_rate", ("K", "norm", "approach")): ("log-rate", "all_of: Wang (K, norm, approach)"),
@@ -226,17 +228,24 @@ def data_groups(rows: list[dict]) -> list[tuple[tuple[str, str], int]]:
     return list(out.items())
 
 
-def provenance_groups(rows: list[dict]) -> list[tuple[tuple[str, bool, str, str], int]]:
-    """(code, dirty, created, source hash) → number of rows, for rows that record a commit (a merged report spans
-    runs); code is the commit, or "ibverify VERSION" for an installed copy (no git checkout), named by its
-    source hash."""
-    out: dict[tuple, int] = {}
+def provenance_groups(rows: list[dict]) -> list[dict]:
+    """One entry per distinct code that made rows (a merged report spans runs): {"code", "dirty", "source", "rows",
+    "first", "last"} in order of first appearance, where code is the commit, or "ibverify VERSION" for an installed
+    copy (no git checkout), named by its source hash; rows: how many; first/last: the earliest and latest `created`
+    of those rows ("" where none records one). Rows made by the same code at different times are one entry."""
+    out: dict[tuple, dict] = {}
     for c in rows:
         if "commit" in c:
             code = c["commit"][:12] or f"ibverify {c.get('version', '')}".strip()
-            key = (code, bool(c.get("dirty")), c.get("created", ""), c.get("source_hash", ""))
-            out[key] = out.get(key, 0) + 1
-    return list(out.items())
+            key = (code, bool(c.get("dirty")), c.get("source_hash", ""))
+            g = out.setdefault(key, {"code": key[0], "dirty": key[1], "source": key[2], "rows": 0, "first": "",
+                                     "last": ""})
+            g["rows"] += 1
+            when = c.get("created") or ""
+            if when:
+                g["first"] = min(g["first"] or when, when)
+                g["last"] = max(g["last"], when)
+    return list(out.values())
 
 
 @dataclass
@@ -291,10 +300,12 @@ def claim_page(c: dict, names: dict[str, str], plots: list[PlotView] | None = No
 
 
 def power_table(path: Path | None = None) -> dict | None:
-    """benchmarks/power.json (`path`, default POWER_JSON), or None where it is absent or unreadable (an installed
-    copy has no benchmarks/)."""
+    """The power table: `path`, or by default the package's own power.json (importlib.resources: a checkout and a
+    wheel install alike); None where it is absent or unreadable."""
     try:
-        return json.loads(Path(path or POWER_JSON).read_text(encoding="utf-8"))
+        if path is not None:
+            return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(resources.files(__package__).joinpath(POWER_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
@@ -328,7 +339,7 @@ def power_line(c: dict, power: dict | None) -> str:
         mine = _tol_value(c, k)
         if mine is not None and not math.isclose(mine, float(v), rel_tol=1e-12, abs_tol=0.0):
             differ.append(f"{k} = {number_text(mine)} here, {number_text(float(v))} there")
-    src = f"benchmarks/power.json (commit {power.get('commit', '?')}, {power.get('date', '?')})"
+    src = f"power table ibverify/report/power.json (commit {power.get('commit', '?')}, {power.get('date', '?')})"
     if differ:
         return (f"The power of this rule ({rule}) was measured at other tolerances ({'; '.join(differ)}; {src}): "
                 "no resolution line.")

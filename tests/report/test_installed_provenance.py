@@ -45,7 +45,8 @@ def test_the_report_index_names_the_installed_code(commit):
     row = {**ROW, "commit": commit, "dirty": None if not commit else False, "version": "9.9",
            "source_hash": "feedbeef" * 8}
     groups = html.provenance_groups([row])
-    assert groups == [((commit[:12] or "ibverify 9.9", False, row["created"], row["source_hash"]), 1)]
+    assert groups == [{"code": commit[:12] or "ibverify 9.9", "dirty": False, "source": row["source_hash"], "rows": 1,
+                       "first": row["created"], "last": row["created"]}]
     results = {"tier": "smoke", "seed": 0, "created": row["created"], "claims": [row], "versions": {},
                "summary": {"total": 1, "as_expected": 1, "unexpected": 0, "inconclusive": 0, "errors": 0}}
     try:

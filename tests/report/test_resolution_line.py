@@ -1,5 +1,6 @@
 """Each claim page says what its verdict would have detected (issue 45 item 5): a resolution line made from the power
-table (benchmarks/power.json) where the claim's rule is covered at its tolerances, and from a law's own interval."""
+table (ibverify/report/power.json, package data) where the claim's rule is covered at its tolerances, and from a
+law's own interval."""
 
 import json
 
@@ -64,7 +65,7 @@ def test_power_table_is_read_when_present(tmp_path):
 def test_the_committed_power_table_covers_soudry_at_its_tolerances():
     power = power_table()
     if power is None:
-        pytest.skip("no benchmarks/power.json (an installed copy)")
+        pytest.fail("no power table shipped in the package (ibverify/report/power.json)")
     from ibverify.claims import default_claims_dir, load_claim
 
     claim = load_claim(default_claims_dir() / "soudry.gd-l2.toml")
