@@ -281,6 +281,8 @@ ACCELERATED = (
         "tests/unit/test_engine.py::test_compiled_matches_reference",
         "tests/engine/test_kernels_more.py::test_compiled_equals_reference_over_3000_steps",
         "tests/engine/test_kernels_more.py::test_steepest_l1_exact_ties_split_the_step_as_the_reference")),
+    Accelerator("ibverify.engine.kernels_precond", ("ibverify.engine.vector",), (  # precond-gd
+        "tests/engine/test_kernels_precond.py::test_compiled_precond_gd_equals_reference_over_3000_steps",)),
     Accelerator("ibverify.engine.lanes", ("ibverify.engine.vector",), (  # each lane bit for bit its single run()
         "tests/engine/test_lanes.py::test_batch_one_lanes_bit_identical",
         "tests/engine/test_lanes.py::test_minibatch_lanes_with_seeds_and_own_frames",
