@@ -10,24 +10,14 @@ from ibverify import cache
 from ibverify.runner.distributed import shared_runs
 from _hang_guard import HANG_GUARD_S
 from _isolation import CLAIMS
-
-
-def _count_and_value(folder, counter, key, out):
-    os.environ[cache.RUNS_ENV] = folder
-
-    def compute():
-        with open(counter, "a") as f:
-            f.write("x")
-        return np.arange(3.0) * key
-
-    out.put(cache.shared_value("t", key, compute).tolist())
+from shared_value_child import count_and_value
 
 
 def test_two_processes_compute_a_shared_value_once(tmp_path):
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     counter = tmp_path / "count"
-    ps = [ctx.Process(target=_count_and_value, args=(str(tmp_path / "runs"), str(counter), 2.0, q)) for _ in range(2)]
+    ps = [ctx.Process(target=count_and_value, args=(str(tmp_path / "runs"), str(counter), 2.0, q)) for _ in range(2)]
     for p in ps:
         p.start()
     values = [q.get(timeout=HANG_GUARD_S) for _ in ps]
