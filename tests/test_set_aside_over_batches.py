@@ -4,15 +4,17 @@ columns zero in every sample, one live column zero in the second batch only and,
 zero in the first batch only. Over every checkpoint the zero columns keep their initial value exactly, the other
 coordinates equal (to rounding) a run on the data with the zero columns removed, and the JSON names the zero columns.
 
-Faults these tests were checked against, each injected by hand into optim/userguard.set_aside (all passed the default
-pytest before, which runs full batches only):
-  - the mask applied at the first step only (`moved.any() and t == 1`): later steps move the zero columns (the drift
-    file's finite move, Adam's 0/0 at ε = 0);
-  - the samples seen forgotten between batches (`seen = now`): the gap column's momentum step is zeroed, then named
-    an error when the next batch shows it;
-  - the columns seen frozen after the first batch (`seen = now if seen is None else seen`): the late column is never
-    moved, then an error;
-and into runner/torchloop.run_many: the zero columns read from the first batch only (`Zp[:, :bmax]`)."""
+Faults these tests were checked against, each injected by hand (†: it passed the nearest tests before,
+tests/test_zero_columns_foreign.py, which runs full batches only):
+  - userguard.set_aside forgetting the samples seen between batches (`seen = now`) †: the gap column's momentum step
+    is zeroed, then named an error when the next batch shows it;
+  - … freezing the columns seen after the first batch (`seen = now if seen is None else seen`) †: the late column is
+    never moved, then an error;
+  - runner/torchloop.run_many reading the zero columns from the first batch only (`Zp[:, :bmax]`) †: the late column
+    stays 0;
+  - the JSON's data.inert_coordinates losing a column (cli/output.py);
+  - userguard.set_aside masking at the first step only (`moved.any() and t == 1`): the drift file moves the zero
+    columns later, Adam at ε = 0 makes 0/0 there (the nearest tests catch this one too)."""
 
 import numpy as np
 import pytest
