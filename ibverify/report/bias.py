@@ -52,11 +52,53 @@ def model_series(model: dict) -> list[tuple[str, list[dict]]]:
 
 def resolution_text(model: dict, g: str) -> str:
     """Geometry g's resolution on a model entry of the answer, as `ibverify bias` prints a support: "to within
-    0.31 %" (a margin gap, in percent), "KKT residual within 0.002" (the two-layer net), "unresolved" (none)."""
+    0.31 %" (a margin gap, in percent), "the KKT residual of its l2 margin problem within 0.002" (the two-layer net:
+    what δ bounds there), "unresolved" (none)."""
     res = model["evidence"][g].get("resolution")
     if res is None:
         return "unresolved"
-    return f"KKT residual within {res:.3g}" if model["model"] == "two-layer" else f"to within {100 * res:.2g} %"
+    if model["model"] == "two-layer":
+        return f"the KKT residual of its {g} margin problem within {res:.3g}"
+    return f"to within {100 * res:.2g} %"
+
+
+def _delta(model: dict, g: str) -> str:
+    """δ of a geometry not supported, for the undecided line: "3.4 %", "0.012 (KKT residual)", "unresolved"."""
+    res = model["evidence"][g].get("resolution")
+    if res is None:
+        return "unresolved"
+    return f"{res:.3g} (KKT residual)" if model["model"] == "two-layer" else f"{100 * res:.2g} %"
+
+
+def bounded_text(b: dict) -> str:
+    """A bounded-norm outcome (checks.bias.bounded_norm, with its settings) in words."""
+    held = ("held by " + ", ".join(b["settings"]) + " (a margin-maximizing run needs ‖θ‖ → ∞: set it to 0)"
+            if b.get("settings") else
+            "no weight decay is recorded in its settings: look for one (torch.optim.Muon's default is 0.1) or a "
+            "step whose sum converges")
+    return (f"‖θ‖ stopped growing on {b['dataset']}: it rose {100 * b['rise']:.2g} % over steps {b['from']:.3g}–"
+            f"{b['to']:.3g} (‖θ‖₂ = {b['norm']:.4g}); {held}")
+
+
+def headline(model: dict) -> str:
+    """A model's answer worded as what is known (its `outcome`): the supported geometries with their resolutions;
+    "none of these" when every geometry is contradicted; "undecided at T …: closest g, δ …; extend to …" when
+    none is supported and some are still inconclusive; a bounded ‖θ‖; or "not judged". An entry without an
+    outcome (an older bias.json): supported ones, else "none of these"."""
+    if "not_judged" in model:
+        return "not judged"
+    sup = ", ".join(f"{g} ({resolution_text(model, g)})" for g in model["supported"])
+    outcome = model.get("outcome")
+    if outcome == "contradicted":
+        return "none of these (every geometry contradicted)"
+    if outcome == "undecided":
+        u = model["undecided"]
+        more = f" (--tier {u['tier']})" if u.get("tier") else " (beyond the fast tier)"
+        return (f"undecided at T = {u['horizon']:.3g}: closest {u['closest']}, δ {_delta(model, u['closest'])}; "
+                f"extend to {u['extend_to']:.3g} steps{more}")
+    if outcome == "bounded-norm":
+        return "‖θ‖ bounded: not judged against margin limits"
+    return sup or "none of these"
 
 
 def _rows(model: dict) -> list[dict]:
@@ -97,14 +139,6 @@ def knob_texts(spec: dict) -> list[str]:
         if k != "name" and v is not None:
             out.append(f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v}")
     return out
-
-
-def headline(model: dict) -> str:
-    """A model's answer as its heading says it: the supported geometries with their resolutions, "none of these",
-    or "not judged"."""
-    if "not_judged" in model:
-        return "not judged"
-    return ", ".join(f"{g} ({resolution_text(model, g)})" for g in model["supported"]) or "none of these"
 
 
 def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
