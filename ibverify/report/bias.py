@@ -52,13 +52,13 @@ def model_series(model: dict) -> list[tuple[str, list[dict]]]:
 
 def resolution_text(model: dict, g: str) -> str:
     """Geometry g's resolution on a model entry of the answer, as `ibverify bias` prints a support: "to within
-    0.31 %" (a margin gap, in percent), "the KKT residual of its l2 margin problem within 0.002" (the two-layer net:
+    0.31 %" (a margin gap, in percent), "KKT residual of the l2 margin problem within 0.002" (the two-layer net:
     what δ bounds there), "unresolved" (none)."""
     res = model["evidence"][g].get("resolution")
     if res is None:
         return "unresolved"
     if model["model"] == "two-layer":
-        return f"the KKT residual of its {g} margin problem within {res:.3g}"
+        return f"KKT residual of the {g} margin problem within {res:.3g}"
     return f"to within {100 * res:.2g} %"
 
 
@@ -145,6 +145,7 @@ def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
     sections = []
     for i, a in enumerate(answers):
         models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}), "headline": headline(m),
+                   "bounded": bounded_text(m["bounded_norm"]) if m.get("bounded_norm") else "",
                    "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
                                if (i, m["model"], tag) in views]} for m in a["models"]]
         sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models})
