@@ -169,6 +169,16 @@ def test_a_bounded_dataset_stops_the_model_at_once_and_names_the_setting():
     assert "none of these" not in out and "supported " not in out
 
 
+def test_a_growing_run_with_weight_decay_is_judged_and_the_setting_noted():
+    entry, seen = answer(lambda i: {"l2": judged(rules.INCONCLUSIVE, 0.05)},
+                         spec=OptimizerSpec("adamw", weight_decay=0.01))
+    assert entry["outcome"] == "undecided" and len(seen) == 3 and entry["bounding_settings"] == ["weight_decay = 0.01"]
+    assert ("    note: weight_decay = 0.01 bounds ‖θ‖ in the limit (it still grew at this horizon): the margin limits "
+            "judged here assume ‖θ‖ → ∞, which needs it off") in text(output(entry, "adamw")).splitlines()
+    plain, _ = answer(lambda i: {"l2": judged(rules.INCONCLUSIVE, 0.05)})
+    assert "bounding_settings" not in plain and "note:" not in text(output(plain))
+
+
 def test_bounding_settings_walk_every_part_of_a_spec():
     assert bias.bounding_settings({"name": "adamw", "weight_decay": 0.01, "lr_decay": 0.5}) == ["weight_decay = 0.01"]
     assert bias.bounding_settings({"weight_decay": 0.0, "lr_decay": 0.5}) == []

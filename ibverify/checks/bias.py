@@ -676,6 +676,9 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
     out["meanings"] = {g: MEANINGS[g] for g in out["evidence"] if g in MEANINGS}
     out["none_of_these"] = not out["supported"]   # no geometry supported (what `outcome` tells apart, below)
     out.update(outcome_of(out, results, bounded, specs[0], tier, model))
+    held_by = bounding_settings(specs[0].to_json())
+    if held_by and bounded is None:   # still growing at this horizon, but bounded in the limit: said with the answer
+        out["bounding_settings"] = held_by
     units = [(pr.tag, *j.units) for pr, res in zip(problems, results, strict=True)
              for j in list(res.values())[:1] if j.units]
     if units:   # the two-layer net: its units alive on the data at the horizon, per dataset

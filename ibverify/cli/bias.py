@@ -175,6 +175,10 @@ def text(out: dict) -> str:
                     e = m["evidence"][g]
                     within = f"; limit {resolution_text(m, g)}" if word == "supported" else ""
                     lines.append(f"    {word:<12} {g:<8} {e['line']} ({e['tally']}{within})")
+        if m.get("bounding_settings"):
+            held = ", ".join(m["bounding_settings"])
+            lines.append(f"    note: {held} bounds ‖θ‖ in the limit (it still grew at this horizon): the margin "
+                         f"limits judged here assume ‖θ‖ → ∞, which needs it off")
         for u in m.get("units_alive", []):
             dead = u["width"] - u["alive"]
             lines.append(f"    units alive on {u['dataset']}: {u['alive']} of {u['width']}"
@@ -295,8 +299,9 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
                 note(describe_underflow(a["optimizer"], m["model"], u))
     return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
              **({"conventions": notes} if notes else {}),
-             **({"data": {"file": str(data_file), "inert_coordinates": inert, "standardized": standardize,
-                          "width": width or 8}} if data_file is not None else {}),
+             **({"data": {"file": str(data_file), "inert_coordinates": inert,
+                          **({"standardized": True} if standardize else {}),
+                          **({"width": width} if width is not None else {})}} if data_file is not None else {}),
              "seconds": seconds, "cpu_seconds": cpu}
             for a, (_, notes) in zip(found, chosen, strict=True)]
 
