@@ -154,6 +154,47 @@ def test_judge_degree1_sets_every_geometry_aside_when_the_norm_is_bounded():
     assert grows["l2"].word == rules.SUPPORTED and grows["l2"].bounded is None
 
 
+def test_judge_network_sets_a_bounded_net_aside_at_its_first_horizon():
+    """The two-layer net: AdamW at λ = 1 with a constant step 0.01 holds ‖θ‖ (it falls over 100–1000 steps); every
+    geometry is set aside at the first horizon (1e3, not extended to 1e4) with the reading and the units alive. At
+    λ = 0 the same run is judged."""
+    from ibverify.recipes import DataRecipe
+
+    data = DataRecipe.generated("teacher", n=20, d=4, seed=3)
+    pr = bias.from_file("two-layer", data, "teacher", width=6, seed=0)
+
+    def judged_net(**kn):
+        spec = bias.resolved_spec(OptimizerSpec("adamw", lr=0.01, lr_decay=0.0, **kn), "two-layer", 20)
+        return bias.judge_dataset("two-layer", pr, spec, "smoke", horizons=(1000, 10_000))
+    out = judged_net(weight_decay=1.0)
+    assert sorted(out) == ["hybrid", "l2", "linf", "msp"]
+    for j in out.values():
+        assert j.word == rules.SET_ASIDE and j.horizon == 1000 and j.units == (6, 6)
+        assert j.bounded["rise"] < 0 and (j.bounded["from"], j.bounded["to"]) == (100, 1000)
+        assert j.reason.startswith(f"‖θ‖ stopped growing: it fell {100 * abs(j.bounded['rise']):.2g} % over steps")
+    free = judged_net(weight_decay=0.0)
+    assert all(j.bounded is None and j.word != rules.SET_ASIDE for j in free.values())
+
+
+def test_units_alive_counts_units_positive_on_some_sample():
+    W = np.array([[1.0, 0.0], [-1.0, -1.0], [0.0, 1.0], [-1.0, 0.0]])
+    X = np.array([[1.0, -2.0], [2.0, -1.0]])                        # units 0, 1 positive somewhere; 2, 3 never
+    assert bias.units_alive({"W": W, "a": np.ones(4)}, X) == (2, 4)
+    assert bias.units_alive({"W": W, "a": np.ones(4)}, -X) == (3, 4)    # units 1, 2 and 3 now, unit 0 not
+    assert bias.units_alive({"w": np.ones(2)}, X) is None
+
+
+def test_the_api_reports_each_models_outcome():
+    from ibverify.api import BiasResult
+
+    und, _ = answer(lambda i: {"l2": judged(rules.INCONCLUSIVE, 0.05)})
+    con, _ = answer(lambda i: {"l2": judged(rules.CONTRADICTED, 0.05)}, model="matrix")
+    out = {**output(und), "models": [und, con]}
+    r = BiasResult("signum", {}, "smoke", 0, out["models"], out)
+    assert r.outcome() == {"linear": "undecided", "matrix": "contradicted"}
+    assert r.supported() == {"linear": [], "matrix": []}
+
+
 def test_a_bounded_dataset_stops_the_model_at_once_and_names_the_setting():
     held = {"norm": 2.0, "rise": 1e-4, "from": 10_000, "to": 100_000}
     spec = OptimizerSpec("adamw", weight_decay=0.1)
@@ -167,6 +208,10 @@ def test_a_bounded_dataset_stops_the_model_at_once_and_names_the_setting():
     assert ("    ‖θ‖ stopped growing on set0: it rose 0.01 % over steps 1e+04–1e+05 (‖θ‖₂ = 2); held by "
             "weight_decay = 0.1 (a margin-maximizing run needs ‖θ‖ → ∞: set it to 0)") in out
     assert "none of these" not in out and "supported " not in out
+    prov = {"command": "ibverify bias", "ibverify": "0", "created": "now", "tier": "smoke", "seed": 0,
+            "datasets": 3, "data": None, "ran_on": "this process", "versions": {}}
+    page = bias_page([output(entry, "adamw")], prov, {})
+    assert 'data-outcome="bounded-norm"' in page and "‖θ‖ stopped growing on set0: it rose 0.01 %" in page
 
 
 def test_a_growing_run_with_weight_decay_is_judged_and_the_setting_noted():

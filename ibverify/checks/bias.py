@@ -379,8 +379,9 @@ def bounded_norm(x, norms) -> dict | None:
 
 def bounded_text(b: dict) -> str:
     """`bounded_norm`'s reading as a reason: "‖θ‖ stopped growing: …"."""
-    return (f"‖θ‖ stopped growing: it rose {100 * b['rise']:.2g} % over steps {b['from']:.3g}–{b['to']:.3g} "
-            f"(‖θ‖₂ = {b['norm']:.4g}): a bounded norm has no margin limit to judge")
+    moved = f"{'rose' if b['rise'] >= 0 else 'fell'} {100 * abs(b['rise']):.2g} %"
+    return (f"‖θ‖ stopped growing: it {moved} over steps {b['from']:.3g}–{b['to']:.3g} (‖θ‖₂ = {b['norm']:.4g}): a "
+            f"bounded norm has no margin limit to judge")
 
 
 def _bounded(geoms, b: dict, horizon: int, quantity: str, curves: dict | None = None) -> dict[str, Judged]:

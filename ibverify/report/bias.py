@@ -76,8 +76,9 @@ def bounded_text(b: dict) -> str:
             if b.get("settings") else
             "no weight decay is recorded in its settings: look for one (torch.optim.Muon's default is 0.1) or a "
             "step whose sum converges")
-    return (f"‖θ‖ stopped growing on {b['dataset']}: it rose {100 * b['rise']:.2g} % over steps {b['from']:.3g}–"
-            f"{b['to']:.3g} (‖θ‖₂ = {b['norm']:.4g}); {held}")
+    moved = f"{'rose' if b['rise'] >= 0 else 'fell'} {100 * abs(b['rise']):.2g} %"
+    return (f"‖θ‖ stopped growing on {b['dataset']}: it {moved} over steps {b['from']:.3g}–{b['to']:.3g} (‖θ‖₂ = "
+            f"{b['norm']:.4g}); {held}")
 
 
 def headline(model: dict) -> str:

@@ -175,3 +175,23 @@ def test_train_says_what_to_do_when_most_units_are_dead():
     deep = {"W1": [16, 13], "W2": [16, 16], "a": [16]}
     assert mostly_dead(net_out([16, 3], deep)).startswith("3 of 16 units of hidden layer 2 alive")
     assert mostly_dead(net_out(None, two)) is None
+
+
+def summary_of(alive, q_min=-0.5):
+    from ibverify.cli.network import summary
+
+    out = {"model": {"model": "two-layer", "L": 3.0, "blocks": {"W": [16, 13], "a": [16]}},
+           "hyper": {"lr": 0.1, "lr_decay": 0.5}, "optimizer": "gd", "data": "wine.csv", "n": 107, "d": 13,
+           "steps": 1000, "seconds": 1.0, "engine": "compiled", "compile_seconds": 0.1, "kernels_compiled": 0,
+           "diverged": False, "q_min": q_min, "log_loss": 0.5, "standardized": None, "dead_units": None,
+           "margins": None, "kkt": None, "signatures": {}, "warnings": [], "underflow": None, "units_alive": alive}
+    return summary(out)
+
+
+def test_train_summary_says_run_longer_only_while_most_units_live():
+    dying = summary_of([1])
+    assert "run longer" not in dying
+    assert ("data not separated yet (q_min ≤ 0): no margins, no KKT residual; 1 of 16 units alive (the others dead: "
+            "w_j·x ≤ 0 on every sample, no gradient, for good), so a longer run is not the way: rerun with "
+            "--standardize") in dying
+    assert "no KKT residual; run longer" in summary_of([9])
