@@ -3,7 +3,7 @@
 Runs one optimizer (a row of the optimizer table with its knobs) on generated discriminating data for every model
 its row supports, scores every geometry of the model with the project's three-valued rules, and answers per model:
 the geometries whose KKT conditions the run's limit satisfies (supported), those it does not (contradicted), the
-rest (inconclusive); "none of these" when none is supported.
+rest (inconclusive); and the model's outcome worded as what is known (`outcome_of`).
 
 Models (from the row's `models`: vector → linear; block → matrix and two-layer, unless the row skips one):
     linear     f(x; w) = ⟨w, x⟩ on Gaussian points labelled by a random hyperplane (netdata.linear_separable), the
@@ -42,6 +42,12 @@ Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py
                      cap, or that never separates the data, is set aside and replaced by the next dataset (before the
                      cap when inert samples alone hold its margin at 0, gronich_score.unseparated: no step acts on
                      them any more).
+A run whose ‖θ‖ stops growing (`bounded_norm`, read off the measured ‖θ‖₂ series at each horizon: ≤ 1 % over the last
+decade, or ≤ 5 % while that rise is below ¼ of the decade before's) has no margin limit: every geometry is set aside
+there, not extended, and the model answered "bounded-norm" after that dataset, with the settings that bound it
+(`bounding_settings`: a weight decay, lr_decay > 1). Each model's `outcome` (`outcome_of`): supported, contradicted
+(every geometry: "none of these"), undecided (the closest geometry, its δ and the horizon to extend to) or
+bounded-norm.
 Every geometry on every dataset carries its `resolution` (the largest limit gap, or limit residual on the two-layer
 net, the run still allows: the measured value, tightened by the measured rate); a support is stated with it ("g to
 within δ") and never without a finite one.

@@ -44,8 +44,9 @@ def add_bias_parser(sub) -> None:
         "row of the optimizer table supports (vector: linear; block: matrix, two-layer), score every geometry (l1, "
         "l2, linf on the linear model; l2, linf, spectral on the matrix model; l2, linf, msp, hybrid on the "
         "two-layer net) with the project's three-valued rules, and answer per model which geometry's KKT "
-        "conditions the run's limit satisfies: supported, contradicted or inconclusive (\"none of these\" when no "
-        "geometry is supported).", 100)
+        "conditions the run's limit satisfies: a geometry supported (with its resolution δ), \"none of these\" "
+        "when every geometry is contradicted, \"undecided at T\" with the closest one and how far to extend, or a "
+        "bounded ‖θ‖ (weight decay), which has no margin limit.", 100)
     b = sub.add_parser("bias", help="identify an optimizer's implicit bias (which geometry's KKT point)",
                        formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100)
                        + "\n\n" + textwrap.fill(USER_NOTE, 100))
