@@ -143,6 +143,28 @@ def test_bounded_norm_reads_a_growth_dying_out():
     assert bias.bounded_norm(x, big) is None
 
 
+def two_decades(first, second):
+    """A norm series over 1e3 … 1e5 rising by `first` over its first decade and `second` over its last (from 1)."""
+    k = np.log10(np.array(X)) - 3
+    return np.array(X), 1.0 + np.where(k <= 1, first * k, first + second * (k - 1))
+
+
+@pytest.mark.parametrize("first, second, bounded", [
+    (0.2, 0.048, True),     # rise 3.8 %, ×0.24: dying out (AdamW at λ = 1 measured 4 %, ×0.19)
+    (0.1, 0.03, False),     # rise 2.7 %, ×0.3: not yet ¼
+    (0.5, 0.06, True),      # rise 3.8 %, ×0.12
+    (1.0, 0.12, False),     # ×0.12 but rise 5.7 % > 5 %: growing
+    (0.008, 0.008, True),   # rise 0.79 % at a steady pace: the 1 % branch alone
+    (0.012, 0.012, False),  # rise 1.2 % at a steady pace: growing
+])
+def test_bounded_norm_thresholds(first, second, bounded):
+    x, s = two_decades(first, second)
+    rise = second / (1 + first + second)
+    slowing = second < bias.SLOWING * first
+    assert (rise <= bias.BOUNDED_RISE or (rise <= bias.SLOWING_RISE and slowing)) == bounded
+    assert (bias.bounded_norm(x, s) is not None) == bounded
+
+
 def test_judge_degree1_sets_every_geometry_aside_when_the_norm_is_bounded():
     x = np.array(X)
     gaps = {"l2": 0.3 * (x / x[0]) ** -0.5, "linf": np.full(len(x), 0.2)}
