@@ -70,6 +70,11 @@ CELLS: list[tuple[str, str]] = [
     ("The answer per model, and the whole `--json` object: `r.models` is its `models` list (the same as "
      "`ibverify bias --optimizer signum --model linear --tier smoke --json` prints, but for the CPU seconds).",
      'r.supported()'),
+    ("What is known, per model (`--json`'s `outcome`): `supported` (with δ), `contradicted` (every geometry: none "
+     "of these), `undecided` (none supported, some inconclusive: the closest geometry, its δ and the horizon to "
+     "extend to, in `m[\"undecided\"]`) or `bounded-norm` (‖θ‖ stopped growing, e.g. under weight decay: no margin "
+     "limit to judge).",
+     'r.outcome()'),
     ("", 'm = r.models[0]\n'
          'm["supported"], m["contradicted"], m["evidence"]["linf"]["line"]'),
     ("", 'sorted(r.to_json())'),
@@ -154,7 +159,7 @@ optimizer's spec with `ibverify.optim.adapters.to_spec` and calls `cli.bias.answ
 `runner.bias.identify_all`, exactly as `ibverify bias`; `verify` selects the claims as `ibverify verify` does and runs
 them with `runner.verify.verify`; `train` fills the `train` command's options (its defaults, then your arguments) and
 calls the command's own run (`cli.train.train_linear`, `cli.network.train_run`). The results are small dataclasses:
-`BiasResult` (`optimizer, knobs, tier, seed, models`, `supported()`, `resolution()`, `to_json()`, `plot()`),
+`BiasResult` (`optimizer, knobs, tier, seed, models`, `supported()`, `outcome()`, `resolution()`, `to_json()`, `plot()`),
 `VerifyResult` (`tier, seed, rows, summary`, `as_expected`, `verdicts()`, `to_json()`, indexing by claim id) and `TrainResult`
 (`run, notes, output`, `checkpoints, thetas, theta, w, diagnostics, steps`, `to_json()`, `plot()`). These names and
 keyword arguments are the stable surface; everything else in the package may change.

@@ -132,8 +132,18 @@ class BiasResult:
         return json.loads(json.dumps(self.output, ensure_ascii=False))
 
     def supported(self) -> dict[str, list[str]]:
-        """Model → the geometries whose KKT conditions the limit satisfies (empty: none of these)."""
+        """Model → the geometries whose KKT conditions the limit satisfies (empty: none supported; `outcome` says
+        whether every geometry was contradicted or the answer is still undecided)."""
         return {m["model"]: list(m.get("supported", [])) for m in self.models}
+
+    def outcome(self) -> dict[str, str]:
+        """Model → what is known (`--json`'s `outcome`): "supported" (a geometry's KKT conditions hold, to within
+        its δ), "contradicted" (every geometry contradicted: none of these), "undecided" (none supported, some still
+        inconclusive: the entry's `undecided` names the closest geometry, its δ and the horizon to extend to),
+        "bounded-norm" (‖θ‖ stopped growing, e.g. under weight decay: no margin limit to judge; `bounded_norm`
+        names the setting) or "not-judged"."""
+        return {m["model"]: m.get("outcome", "supported" if m.get("supported") else "undecided")
+                for m in self.models}
 
     def resolution(self) -> dict[str, dict[str, float | None]]:
         """Model → supported geometry → its resolution δ: the largest margin gap (the KKT residual on the two-layer
@@ -178,8 +188,9 @@ def _bias_figure(optimizer: str, model: dict):
         ax.set_ylabel(series[0]["ylabel"])
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    sup = ", ".join(model.get("supported", [])) or "none of these"
-    fig.suptitle(f"{optimizer} · {model['model']}: {sup}")
+    from .report.bias import headline
+
+    fig.suptitle(f"{optimizer} · {model['model']}: {headline(model)}")
     return fig
 
 

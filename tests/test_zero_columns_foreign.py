@@ -122,6 +122,9 @@ def test_a_genuine_zero_over_zero_is_named_with_its_coordinate_and_step():
         with pytest.raises(IbverifyError, match=r"non-finite iterate by step 1: 0/0 in coordinate 13 at step 1") as e:
             make()
         assert "overflow" not in str(e.value) and failed_step(e.value) == 1
+        assert str(e.value).endswith("; the way forward: a positive ε (e.g. eps=1e-8 in the optimizer's name or "
+                                     "--eps), or coordinate 13 set aside yourself (its column, 0-based, removed from "
+                                     "the data file)")
 
 
 def test_a_coordinate_set_aside_until_a_batch_shows_it_is_an_error_naming_its_first_step():
@@ -130,7 +133,8 @@ def test_a_coordinate_set_aside_until_a_batch_shows_it_is_an_error_naming_its_fi
     with pytest.raises(IbverifyError, match=r"non-finite iterate by step 1: 0/0 in coordinate 1 at step 1, while "
                                             r"every sample seen so far was 0 there; set aside until step 2") as e:
         engine_run(Z, spec, 10, checkpoints=2)
-    assert failed_step(e.value) == 1
+    assert failed_step(e.value) == 1 and "the way forward: a positive ε" in str(e.value)
+    assert "or coordinate 1 set aside yourself" in str(e.value)
 
 
 def step(tr, state, u, G):

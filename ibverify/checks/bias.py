@@ -3,7 +3,7 @@
 Runs one optimizer (a row of the optimizer table with its knobs) on generated discriminating data for every model
 its row supports, scores every geometry of the model with the project's three-valued rules, and answers per model:
 the geometries whose KKT conditions the run's limit satisfies (supported), those it does not (contradicted), the
-rest (inconclusive); "none of these" when none is supported.
+rest (inconclusive); and the model's outcome worded as what is known (`outcome_of`).
 
 Models (from the row's `models`: vector → linear; block → matrix and two-layer, unless the row skips one):
     linear     f(x; w) = ⟨w, x⟩ on Gaussian points labelled by a random hyperplane (netdata.linear_separable), the
@@ -42,6 +42,12 @@ Rules per dataset and geometry g (no private rule: rules.py and gronich_score.py
                      cap, or that never separates the data, is set aside and replaced by the next dataset (before the
                      cap when inert samples alone hold its margin at 0, gronich_score.unseparated: no step acts on
                      them any more).
+A run whose ‖θ‖ stops growing (`bounded_norm`, read off the measured ‖θ‖₂ series at each horizon: ≤ 1 % over the last
+decade, or ≤ 5 % while that rise is below ¼ of the decade before's) has no margin limit: every geometry is set aside
+there, not extended, and the model answered "bounded-norm" after that dataset, with the settings that bound it
+(`bounding_settings`: a weight decay, lr_decay > 1). Each model's `outcome` (`outcome_of`): supported, contradicted
+(every geometry: "none of these"), undecided (the closest geometry, its δ and the horizon to extend to) or
+bounded-norm.
 Every geometry on every dataset carries its `resolution` (the largest limit gap, or limit residual on the two-layer
 net, the run still allows: the measured value, tightened by the measured rate); a support is stated with it ("g to
 within δ") and never without a finite one.
@@ -61,6 +67,7 @@ import numpy as np
 
 from ..errors import IbverifyError
 from .. import geometry as geo
+from ..blocks import fro
 from ..optim import OptimizerSpec, info
 from ..oracles import kkt, maxmargin
 from ..recipes import DataRecipe, ModelRecipe, RunStore
@@ -85,6 +92,10 @@ DISCRIMINATES = 0.1         # generated data: every optimum ≥ 10 % short of ev
 #                             (twice SLOW_BOUND: a wrong geometry's gap tends to ≥ 10 %, never within the 1/‖θ‖ route)
 NET = {"guard": 1.0, "min_drop": 0.05, "decades": 2.0, "bound": 0.05, "t2_dir_max": 0.1, "t2_drop": 0.05}
 MAX_DRAWS = 200             # candidate datasets drawn per model before giving up on discrimination
+BOUNDED_RISE = 0.01        # ‖θ‖ that rose ≤ 1 % over the last decade is bounded (weight decay, a summable step):
+#                             no margin limit exists (GD's log t growth rises ln 10/ln T ≈ 14 % a decade at 1e7)
+SLOWING_RISE, SLOWING = 0.05, 0.25   # ... or ≤ 5 % while its rise fell below ¼ of the decade before's (growth dying
+#                             out toward a bound: AdamW at λ = 1 rose 4 %, ×0.19; a log or a power rises ×1 or more)
 LOG_GROWTH = 1.5            # the 1/‖θ‖ route needs log-like growth: ‖θ‖_g's rise over the last decade ≤ 1.5× the
 #                             decade before's (a log: ×1; a power t^α: ×10^α, √t ×3.2; refused from α ≈ 0.18)
 
@@ -225,10 +236,14 @@ class Judged:
     quantity: str         # what `value` is
     curve: tuple | None = None   # (steps, values) of the judged quantity at the horizon's scored checkpoints
     resolution: float = math.nan  # the largest limit value the run still allows (`resolution`; inf: unresolved)
+    bounded: dict | None = None   # `bounded_norm`'s reading where ‖θ‖ stopped growing (the dataset not judged)
+    units: tuple | None = None    # two-layer net: (units alive on the data at the horizon, width)
 
     def to_json(self) -> dict:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
-                "horizon": self.horizon, "resolution": _finite_or_none(self.resolution)}
+                "horizon": self.horizon, "resolution": _finite_or_none(self.resolution),
+                **({"bounded_norm": self.bounded} if self.bounded else {}),
+                **({"units_alive": self.units[0], "width": self.units[1]} if self.units else {})}
 
     def curve_json(self) -> dict:
         """The judged series as plain lists ({} when none was scored): {"curve": {"steps": [...], "values": [...]}}."""
@@ -344,6 +359,44 @@ def growth(x, scale) -> tuple[bool, str]:
     return True, f"‖θ‖ grows like log t (its rise ×{ratio:.3g} from one decade to the next ≤ {LOG_GROWTH:g})"
 
 
+def bounded_norm(x, norms) -> dict | None:
+    """{"norm", "rise", "from", "to"} where ‖θ‖ (`norms` at the checkpoints x) stops growing: over the last decade
+    [T/10, T] it rose by at most BOUNDED_RISE of its value (or fell), or by at most SLOWING_RISE while that rise is
+    below SLOWING times the decade before's (a growth dying out; needs two decades of checkpoints). A run whose norm
+    stays bounded (weight decay, a step whose sum converges) has no margin limit, since the theorems' limits are
+    those of θ/‖θ‖ as ‖θ‖ → ∞. None while it grows, or with less than a decade of checkpoints. Read off the measured
+    series alone, never the optimizer's name."""
+    xa, sa = np.asarray(x, float), np.asarray(norms, float)
+    ok = (xa > 0) & np.isfinite(sa)
+    xa, sa = xa[ok], sa[ok]
+    if len(xa) < 2 or not sa[-1] > 0:
+        return None
+    T, last = float(xa[-1]), float(sa[-1])
+    lx = np.log(xa)
+    before, earlier = _at(lx, sa, T / 10), _at(lx, sa, T / 100)
+    if before is None:
+        return None
+    rise = (last - before) / last
+    slowing = earlier is not None and before > earlier and last - before < SLOWING * (before - earlier)
+    if rise > BOUNDED_RISE and not (rise <= SLOWING_RISE and slowing):
+        return None
+    return {"norm": last, "rise": rise, "from": int(round(T / 10)), "to": int(T)}
+
+
+def bounded_text(b: dict) -> str:
+    """`bounded_norm`'s reading as a reason: "‖θ‖ stopped growing: …"."""
+    moved = f"{'rose' if b['rise'] >= 0 else 'fell'} {100 * abs(b['rise']):.2g} %"
+    return (f"‖θ‖ stopped growing: it {moved} over steps {b['from']:.3g}–{b['to']:.3g} (‖θ‖₂ = {b['norm']:.4g}): a "
+            f"bounded norm has no margin limit to judge")
+
+
+def _bounded(geoms, b: dict, horizon: int, quantity: str, curves: dict | None = None) -> dict[str, Judged]:
+    """Every geometry set aside (decided: no extension) with the bounded-norm reading `b`."""
+    curves = curves or {}
+    return {g: Judged(rules.SET_ASIDE, bounded_text(b), float(curves[g][1][-1]) if g in curves else math.nan,
+                      math.nan, horizon, quantity, curves.get(g), math.inf, bounded=b) for g in geoms}
+
+
 def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horizon: int,
                   min_margin: float | None = None) -> dict[str, Judged]:
     """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one. Every
@@ -361,6 +414,11 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
         return {g: Judged(rules.SET_ASIDE if final else rules.INCONCLUSIVE, why, last[g], float("nan"), horizon,
                           "margin_gap", (x.tolist(), np.asarray(gaps[g], float).tolist()), math.inf)
                 for g in gaps}
+    norm = scales.get("l2", next(iter(scales.values()), None)) if scales else None
+    held = bounded_norm(x, norm) if norm is not None else None
+    if held is not None:   # a bounded ‖θ‖: no margin limit (weight decay); said at once, never extended
+        return _bounded(gaps, held, horizon, "margin_gap",
+                        {g: (x.tolist(), np.asarray(v, float).tolist()) for g, v in gaps.items()})
     decades = min(2.0, math.log10(x[-1] / x[0]))
     own: dict[str, Judged] = {}
     for g, gap in gaps.items():
@@ -433,10 +491,17 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
         word, inert = (S.unseparated(model, r.thetas[-1], D.X, D.y, final) if r.q_min else
                        (rules.SET_ASIDE if final else rules.INCONCLUSIVE, 0))
         dead = inert == len(D.y)   # every unit dead on every sample: the loss gradient is exactly 0
+        units = units_alive(r.thetas[-1], D.X)
+        alive = f"; {units[0]} of {units[1]} units alive" if units else ""
         why = (f"the data are not separated at T = {T:.2g} (min margin {r.q_min[-1] if r.q_min else float('nan'):.3g}"
-               + (", f ≡ 0 with a zero gradient: every unit dead on every sample)" if dead else
-                  f", f = 0 with a zero gradient on {inert} of {len(D.y)} samples)" if inert else ")"))
-        return {g: Judged(word, why, float("nan"), float("nan"), T, "residual") for g in S.applicable(model)}
+               + (", f ≡ 0 with a zero gradient: every unit dead on every sample" if dead else
+                  f", f = 0 with a zero gradient on {inert} of {len(D.y)} samples" if inert else "") + alive + ")")
+        return {g: Judged(word, why, float("nan"), float("nan"), T, "residual", units=units)
+                for g in S.applicable(model)}
+    units = units_alive(r.thetas[-1], D.X)
+    held = bounded_norm(r.checkpoints, [fro(th) for th in r.thetas])
+    if held is not None:   # a bounded ‖θ‖ (weight decay): no KKT point of a margin problem to approach
+        return {g: replace(j, units=units) for g, j in _bounded(S.applicable(model), held, T, "residual").items()}
     c = getattr(r.optimizer.geometry, "c", 1.0)
     t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, NET["t2_dir_max"], NET["t2_drop"], final)
     sc = S.score(r, model, D, c, NET["decades"])
@@ -457,8 +522,18 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
         elif word == rules.SUPPORTED:
             reason += f"; limit's residual {res.describe()}"
         out[g] = Judged(word, reason, float(j.figures["residual"]), float(j.rates["residual"].slope), T, "residual",
-                        (list(sc.steps), list(sc.residual[g])), res.value)
+                        (list(sc.steps), list(sc.residual[g])), res.value, units=units)
     return out
+
+
+def units_alive(theta, X) -> tuple[int, int] | None:
+    """(units of the two-layer net alive on the data, width): unit j is alive when w_j·x_i > 0 on some sample, else
+    σ = σ' = 0 on every sample and it never moves again; None for a model without a first-layer matrix W."""
+    W = theta.get("W") if hasattr(theta, "get") else None
+    if W is None:
+        return None
+    h = np.asarray(X, float).reshape(len(X), -1) @ np.asarray(W, float).T
+    return int(np.sum(np.any(h > 0, axis=0))), int(h.shape[1])
 
 
 def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
@@ -547,7 +622,8 @@ class NotJudged(IbverifyError):
     def __init__(self, model: str, reason: str = "", aside=(), cpu: float = 0.0):
         super().__init__(f"{model}: {reason}")
         self.entry = {"model": model, "supported": [], "contradicted": [], "inconclusive": [], "datasets": 0,
-                      "evidence": {}, "none_of_these": True, "not_judged": reason, "set_aside": list(aside),
+                      "evidence": {}, "none_of_these": True, "outcome": "not-judged", "not_judged": reason,
+                      "set_aside": list(aside),
                       "cpu_seconds": cpu}
 
 
@@ -561,7 +637,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
     judge_dataset. `judge(model, problem, spec)`: how one dataset is judged (default judge_problem here; the
     runner's Dask path hands in results computed by its workers, judged by the same judge_problem)."""
     problems = iter(problems)
-    used, results, specs, aside = [], [], [], []
+    used, results, specs, aside, bounded = [], [], [], [], None
     t0, elsewhere = time.process_time(), 0.0
     k = k or 1
     if judge is None:
@@ -575,8 +651,15 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         done = judge(model, pr, spec)
         sp, res = done.spec, done.results
         elsewhere += done.cpu_elsewhere
+        if all(j.bounded for j in res.values()):   # ‖θ‖ bounded: said at once, no further dataset drawn
+            used.append(pr), specs.append(sp), results.append(res)
+            bounded = {**next(iter(res.values())).bounded, "dataset": pr.tag}
+            say(f"{model}: {pr.tag}: {bounded_text(bounded)}")
+            break
         if all(j.word == rules.SET_ASIDE for j in res.values()) and len(aside) < k:
-            aside.append({"dataset": pr.tag, "reason": next(iter(res.values())).reason})
+            first = next(iter(res.values()))
+            aside.append({"dataset": pr.tag, "reason": first.reason,
+                          **({"units_alive": first.units[0], "width": first.units[1]} if first.units else {})})
             say(f"{model}: {pr.tag} set aside ({aside[-1]['reason']}); drawing another")
             continue
         used.append(pr), specs.append(sp), results.append(res)
@@ -597,7 +680,16 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
             "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
             "datasets": [{"dataset": pr.tag, **j.to_json(), **j.curve_json()}
                          for pr, j in zip(problems, per, strict=True)]}
-    out["none_of_these"] = not out["supported"]
+    out["meanings"] = {g: MEANINGS[g] for g in out["evidence"] if g in MEANINGS}
+    out["none_of_these"] = not out["supported"]   # no geometry supported (what `outcome` tells apart, below)
+    out.update(outcome_of(out, results, bounded, specs[0], tier, model))
+    held_by = bounding_settings(specs[0].to_json())
+    if held_by and bounded is None:   # still growing at this horizon, but bounded in the limit: said with the answer
+        out["bounding_settings"] = held_by
+    units = [(pr.tag, *j.units) for pr, res in zip(problems, results, strict=True)
+             for j in list(res.values())[:1] if j.units]
+    if units:   # the two-layer net: its units alive on the data at the horizon, per dataset
+        out["units_alive"] = [{"dataset": t, "alive": a, "width": w} for t, a, w in units]
     if aside:
         out["set_aside"] = aside
     out["spec"] = specs[0].to_json()
@@ -608,6 +700,66 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         out["discrimination"] = min(disc)
         out["offsets"] = [{f"{g} at the {h} optimum": v for (g, h), v in pr.offsets.items()} for pr in problems]
     out["cpu_seconds"] = round(time.process_time() - t0 + elsewhere, 2)
+    return out
+
+
+OUTCOMES = ("supported", "contradicted", "undecided", "bounded-norm")
+
+# what each geometry's answer means, one short line each (`ibverify bias` prints them with the answer)
+MEANINGS = {
+    "l1": "max ℓ1-norm margin (Σ|θ_k| ≤ 1: steepest descent in ℓ1, coordinate descent)",
+    "l2": "max ℓ2-norm margin (Euclidean; Frobenius on matrices: gradient descent)",
+    "linf": "max ℓ∞-norm margin (max|θ_k| ≤ 1: sign methods, Adam)",
+    "spectral": "max spectral-norm margin (largest singular value of W ≤ 1: spectral descent)",
+    "msp": "max spectral norm margin: max over layers of ‖W_k‖_sp ≤ 1 (Muon on every layer)",
+    "hybrid": "the Muon–partner norm max{c·‖W‖_msp, ‖u‖_∞} at c = η_vector/η_matrix (Muon on matrices, a sign "
+              "method on vectors)",
+}
+
+
+def outcome_of(entry: dict, results: list[dict], bounded: dict | None, spec: OptimizerSpec, tier: str,
+               model: str) -> dict:
+    """A model's answer as what is known: {"outcome": …} and its details. "supported": a geometry's KKT conditions
+    hold (with δ); "contradicted": every geometry is contradicted (none of these); "undecided": none supported, some
+    still inconclusive, with the closest geometry (smallest median judged value among those not contradicted), its δ,
+    the horizon T and the next one to extend to; "bounded-norm": ‖θ‖ stopped growing (`bounded_norm`), with the
+    settings that can bound it (`bounding_settings`)."""
+    if bounded is not None:
+        return {"outcome": "bounded-norm", "bounded_norm": {**bounded, "settings": bounding_settings(spec.to_json())}}
+    if entry["supported"]:
+        return {"outcome": "supported"}
+    if not entry["inconclusive"]:
+        return {"outcome": "contradicted"}
+    def median_value(g):
+        vals = [res[g].value for res in results if res[g].word != rules.SET_ASIDE and math.isfinite(res[g].value)]
+        return float(np.median(vals)) if vals else math.inf
+
+    closest = min(entry["inconclusive"], key=median_value)
+    T = max(j.horizon for res in results for j in res.values())
+    nxt = [t for t in TIERS if HORIZONS[t][model][1] > T]   # a tier that reaches further, else ×10 beyond them
+    return {"outcome": "undecided", "undecided": {
+        "horizon": int(T), "closest": closest, "value": _finite_or_none(median_value(closest)),
+        "resolution": entry["evidence"][closest]["resolution"],
+        "extend_to": int(HORIZONS[nxt[0]][model][1] if nxt else 10 * T), "tier": nxt[0] if nxt else None}}
+
+
+def bounding_settings(spec_json: dict) -> list[str]:
+    """The settings of a spec's JSON that hold ‖θ‖ bounded, as "key = value": a nonzero weight decay anywhere in it
+    (the table's knob, a torch or optax optimizer's hyper-parameters, each part's of a composite) and a step whose sum
+    converges (lr_decay > 1). Empty when none is recorded."""
+    out = []
+
+    def walk(d, where):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v, f"{where}{k}.")
+            elif (("weight_decay" in k or k in ("wd", "decay")) and isinstance(v, (int, float))
+                  and not isinstance(v, bool) and v != 0):
+                out.append(f"{where}{k} = {v:g}")
+    walk(spec_json, "")
+    decay = spec_json.get("lr_decay")
+    if isinstance(decay, (int, float)) and decay > 1:
+        out.append(f"lr_decay = {decay:g} > 1 (Σ η_t converges)")
     return out
 
 
@@ -651,10 +803,10 @@ def plan(spec: OptimizerSpec, *, tier: str = "fast", datasets: int = 3, data: Da
 
 
 def problem_source(model: str, seed: int, data: DataRecipe | None = None, data_name: str = "",
-                   say: Callable[[str], None] = lambda s: None, store: RunStore | None = None):
-    """The datasets `identify` judges for `model`: the user's one (`data`, a data recipe), else the generated ones
-    (`draws`)."""
-    return ([from_file(model, data, data_name, seed=seed, store=store)] if data is not None
+                   say: Callable[[str], None] = lambda s: None, store: RunStore | None = None, width: int = 8):
+    """The datasets `identify` judges for `model`: the user's one (`data`, a data recipe; the two-layer net of
+    `width` hidden units on it), else the generated ones (`draws`, their widths drawn)."""
+    return ([from_file(model, data, data_name, width=width, seed=seed, store=store)] if data is not None
             else draws(model, seed, say, store))
 
 
@@ -663,15 +815,16 @@ def identify(spec: OptimizerSpec, *, tier: str = "fast", seed: int = 0, datasets
              say: Callable[[str], None] = lambda s: None, progress=None,
              problems: Callable[[str], object] | None = None,
              judge: Callable[[str, Problem, OptimizerSpec], Judgement] | None = None,
-             store: RunStore | None = None) -> dict:
+             store: RunStore | None = None, width: int = 8) -> dict:
     """The answer for every model of `plan`. `problems(model)`: its datasets (default problem_source; the runner
     shares one draw among several optimizers); `judge`: as answer_model; `store`: where the data are built and the
-    runs made (default: the process's run store)."""
+    runs made (default: the process's run store); `width`: the two-layer net's on a user's dataset."""
     names, skipped = plan(spec, tier=tier, datasets=datasets, data=data, data_name=data_name, models=models,
                           store=store)
     models_out = []
     for m in names:
-        source = problems(m) if problems is not None else problem_source(m, seed, data, data_name, say, store)
+        source = (problems(m) if problems is not None
+                  else problem_source(m, seed, data, data_name, say, store, width))
         try:
             models_out.append(answer_model(m, source, spec, tier, 1 if data is not None else datasets, say,
                                            progress, judge=judge, store=store))

@@ -326,6 +326,36 @@ def slope_range(lx: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, 
     return float(min(slopes)), float(max(slopes))
 
 
+def pooled_slope_range(groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """The least-squares slope of y = a_g + b·x, one intercept per group (laws.common_slope), over every y with
+    lo ≤ y ≤ hi (groups: (x, lo, hi); the groups with < 2 distinct x drop out, as in common_slope). The slope is
+    linear in y, b = Σ w_i y_i with w_i = (x_i − x̄_g)/Sxx, so its extremes take lo where w_i > 0 and hi where
+    w_i < 0 (or the reverse). (nan, nan) when no group has 2 distinct x."""
+    xs, los, his = [], [], []
+    for x, lo, hi in groups:
+        x = np.asarray(x, float)
+        if len(np.unique(x)) >= 2:
+            xs.append(x - x.mean())
+            los.append(np.asarray(lo, float))
+            his.append(np.asarray(hi, float))
+    if not xs:
+        return math.nan, math.nan
+    x, lo, hi = np.concatenate(xs), np.concatenate(los), np.concatenate(his)
+    w = x / float(x @ x)
+    return float(np.where(w > 0, w * lo, w * hi).sum()), float(np.where(w > 0, w * hi, w * lo).sum())
+
+
+def bracketed_interval(fit: Fit, slope_lo: float, slope_hi: float) -> Fit:
+    """The exponent's interval that accounts for the bisection brackets: the profile interval of the fit on the
+    brackets' midpoints joined to the range of slopes the brackets allow (pooled_slope_range). The midpoints' residuals
+    carry the brackets' scatter; what they miss is a bias common to every bracket, which a noiseless exact law shows
+    (its midpoint interval can exclude the true exponent, e.g. [0.991, 0.997] against 1) and which the bracket range
+    bounds: the true thresholds lie inside their brackets, so their slope lies inside that range."""
+    if not (math.isfinite(slope_lo) and math.isfinite(slope_hi)):
+        return fit
+    return Fit(fit.estimate, min(fit.lo, slope_lo), max(fit.hi, slope_hi), fit.points, fit.dof, fit.level)
+
+
 def constant_spread(pts: list[dict], q: float, band: float) -> dict:
     """The law 1 − β_c(m) = C/m^q on one dataset's thresholds (pts: m, the bracket C_lo ≤ m(1 − β_c) ≤ C_hi, censored
     '' | 'below' (C ≤ C_lo = c_lo: open below) | 'above' (C ≥ C_hi: open above)): the law's constant
@@ -361,7 +391,8 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
     q = `law_exponent` (1; a control states another), judged per dataset by constant_spread (the constant's spread
     over m within the tolerance `c_spread_max`; every dataset must be supported: rules.tally) and by its exponent: p of
     1 − β_c ∝ m^−p with one intercept per dataset (laws.common_slope on the uncensored bracket midpoints) must have a
-    95 % profile interval that contains q and excludes q ± `slope_tol` (laws.judge_interval; the spread alone tells
+    95 % profile interval, joined to the slopes the brackets allow (bracketed_interval: an exact law is never excluded
+    by the midpoints' bias), that contains q and excludes q ± `slope_tol` (laws.judge_interval; the spread alone tells
     1/m from 1/m² and nothing finer). Both must hold; the fit is the table's first row (laws.law_row). Reported, not
     judged: p per dataset (≥ 3 uncensored m; its spread over the brackets: slope_range)."""
     p = ctx.params
@@ -414,12 +445,19 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
     # the law's free parameter: one exponent p for every dataset, one constant per dataset (laws.common_slope)
     fit = common_slope([(np.log([q["m"] for q in good if q["data seed"] == s]),
                          np.log([q["1 − β_c"] for q in good if q["data seed"] == s])) for s in seeds])
-    p_fit = Fit(-fit.estimate, -fit.hi, -fit.lo, fit.points, fit.dof, fit.level)
+    b_lo, b_hi = pooled_slope_range([(np.log([q["m"] for q in good if q["data seed"] == s]),
+                                      np.log([q["C_lo"] / q["m"] for q in good if q["data seed"] == s]),
+                                      np.log([q["C_hi"] / q["m"] for q in good if q["data seed"] == s]))
+                                     for s in seeds])
+    midpoints = Fit(-fit.estimate, -fit.hi, -fit.lo, fit.points, fit.dof, fit.level)
+    p_fit = bracketed_interval(midpoints, -b_hi, -b_lo)
     resolution = ctx.tol("slope_tol")
     exp_dec = judge_interval(p_fit.lo, p_fit.hi, q_law, resolution)
     law = law_row("p in 1 − β_c(m) ∝ m^−p", p_fit, q_law, resolution, exp_dec,
                   f"least squares of ln(1 − β_c) on ln m over the uncensored thresholds (bracket midpoints), one "
-                  f"intercept per dataset ({len(seeds)}), t profile interval at {p_fit.level:.0%}",
+                  f"intercept per dataset ({len(seeds)}), t profile interval at {p_fit.level:.0%} "
+                  f"[{midpoints.lo:.3g}, {midpoints.hi:.3g}] joined to the slopes the brackets allow "
+                  f"[{-b_hi:.3g}, {-b_lo:.3g}]",
                   scope=f"{p_fit.points} thresholds on {len(seeds)} datasets")
     words = [s["decision"] for s in judged_sets]
     spread_holds, text = tally(words, math.ceil(2 * len(words) / 3))
@@ -444,6 +482,8 @@ def signum_plateau_law(ctx: CheckContext) -> Outcome:
                "C_spread_least": max(s["spread ≥"] for s in judged_sets),
                "p_pooled": p_fit.estimate, "p_pooled_lo": p_fit.lo, "p_pooled_hi": p_fit.hi,
                "p_half_width": p_fit.half_width, "p_min": p_lo, "p_max": p_hi,
+               "p_midpoints_lo": midpoints.lo, "p_midpoints_hi": midpoints.hi,
+               "p_brackets_lo": -b_hi, "p_brackets_hi": -b_lo,
                "undecided_runs": float(undecided), "censored": float(sum(bool(q["censored"]) for q in thresholds)),
                "C_min": min((q["C"] for q in good), default=float("nan")),
                "C_max": max((q["C"] for q in good), default=float("nan"))}

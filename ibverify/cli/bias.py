@@ -44,8 +44,9 @@ def add_bias_parser(sub) -> None:
         "row of the optimizer table supports (vector: linear; block: matrix, two-layer), score every geometry (l1, "
         "l2, linf on the linear model; l2, linf, spectral on the matrix model; l2, linf, msp, hybrid on the "
         "two-layer net) with the project's three-valued rules, and answer per model which geometry's KKT "
-        "conditions the run's limit satisfies: supported, contradicted or inconclusive (\"none of these\" when no "
-        "geometry is supported).", 100)
+        "conditions the run's limit satisfies: a geometry supported (with its resolution δ), \"none of these\" "
+        "when every geometry is contradicted, \"undecided at T\" with the closest one and how far to extend, or a "
+        "bounded ‖θ‖ (weight decay), which has no margin limit.", 100)
     b = sub.add_parser("bias", help="identify an optimizer's implicit bias (which geometry's KKT point)",
                        formatter_class=_Raw, description=intro + "\n\n" + textwrap.fill("tiers: " + TIER_NOTE, 100)
                        + "\n\n" + textwrap.fill(USER_NOTE, 100))
@@ -62,6 +63,14 @@ def add_bias_parser(sub) -> None:
                    help="your own dataset instead: .npz (X, y) or .csv (label ±1 in the last column) for the linear "
                         "and two-layer models, .npz with X of shape (n, p, r) for the matrix model")
     add_intercept_option(b)
+    n = b.add_argument_group("the two-layer net on --data FILE (as `train --model two-layer`)")
+    n.add_argument("--standardize", action="store_true",
+                   help="centre every feature of the data file at its mean and divide it by its standard deviation "
+                        "(the net has no bias: on features all >= 0, e.g. wine or iris, its units die); the "
+                        "two-layer model only")
+    n.add_argument("--width", type=int, default=None, metavar="M",
+                   help="hidden units of the two-layer net on the data file (default 8; the generated datasets draw "
+                        "their own)")
     k = b.add_argument_group("knobs (default: the optimizer's row of the table)")
     k.add_argument("--lr", type=float, default=None, help=KNOBS["lr"])
     k.add_argument("--lr-decay", type=float, default=None, help=KNOBS["lr_decay"])
@@ -94,29 +103,36 @@ def _knobs(args) -> dict:
     return {k: getattr(args, k) for k in KNOBS if k != "seed" and getattr(args, k, None) is not None}
 
 
-def _load(path: str, intercept: bool = False):
+def _load(path: str, intercept: bool = False, standardize: bool = False):
     """The user's dataset as a data recipe (recipes.cli.bias_data) and its inert (all-zero) columns, which every
     optimizer's run leaves at 0 (docs/own-data.md): a vector dataset (as `train`; whether it can feed
-    each model is decided per model: checks.bias.plan; `intercept` appends a column of ones), or matrix inputs: an
-    .npz with X of shape (n, p, r) (no intercept: the matrix model has none)."""
-    D = _read(path, intercept)
+    each model is decided per model: checks.bias.plan; `intercept` appends a column of ones; `standardize` first
+    centres and scales every feature, cli.network.standardized), or matrix inputs: an .npz with X of shape (n, p, r)
+    (no intercept: the matrix model has none)."""
+    D = _read(path, intercept, standardize)
     from ..recipes.cli import bias_data   # start-up time: the engine (numba); a damaged file is refused before it
 
     return bias_data(D), ([] if D.X.ndim == 3 else [int(k) for k in getattr(D, "inert", [])])
 
 
-def _read(path: str, intercept: bool = False):
+def _read(path: str, intercept: bool = False, standardize: bool = False):
     """The user's dataset as read and checked (numpy only: a damaged file is one line before any heavy import)."""
     from ..data import load_dataset  # start-up time: the parser and --help never import numpy
-    from ..data.files import load_matrices, require_run_scale
+    from ..data.files import load_matrices, read_dataset, require_run_scale, with_intercept
+    from .network import standardized
 
     if str(path).endswith(".npz"):
         D = load_matrices(path, require_separable=False)   # one line for a truncated, pickled or incomplete archive
         if D.X.ndim == 3:
             if intercept:
                 raise IbverifyError(f"{path}: --intercept appends a column to n×d data; these are n×p×r matrices")
+            if standardize:
+                raise IbverifyError(f"{path}: --standardize applies to vector inputs, not to n×p×r matrices")
             # only the matrix model takes matrices; its block run squares gradients ∝ x (as train --model matrix-linear)
             return require_run_scale(D, 2, "the matrix model's squared gradients")
+    if standardize:   # as `train --model … --standardize`: the columns of ones of --intercept appended after
+        D = standardized(read_dataset(path))[0]
+        return with_intercept(D) if intercept else D
     return load_dataset(path, require_separable=False, intercept=intercept)
 
 
@@ -138,9 +154,11 @@ def decade_lines(model: dict) -> list[str]:
 
 
 def text(out: dict) -> str:
-    """The human answer: per model, the supported / contradicted / inconclusive geometries with one line each, a
-    supported one with its resolution ("l2 (to within 0.31 %)")."""
-    from ..report.bias import resolution_text
+    """The human answer: per model, its outcome worded as what is known (report.bias.headline: the supported
+    geometries with their resolutions, "l2 (to within 0.31 %)"; "none of these" when every geometry is contradicted;
+    "undecided at T …" with the closest geometry and how far to extend; a bounded ‖θ‖ with the setting that bounds
+    it), the geometries with one line each, what each geometry means, and the two-layer net's units alive."""
+    from ..report.bias import bounded_text, headline, resolution_text
 
     own = str(out["optimizer"]).startswith(("torch:", "optax:"))   # a library's optimizer reads no knob of the table
     knobs = (", ".join(f"{k} = {v}" for k, v in out["knobs"].items())
@@ -151,14 +169,24 @@ def text(out: dict) -> str:
         if "not_judged" in m:
             lines.append(f"  {m['model']}: not judged ({m['not_judged']})")
             continue
-        sup = ", ".join(f"{g} ({resolution_text(m, g)})" for g in m["supported"]) or "none of these"
-        lines.append(f"  {m['model']}: {sup} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
+        lines.append(f"  {m['model']}: {headline(m)} (on {m['datasets']} dataset{'s' if m['datasets'] != 1 else ''}, "
                      f"{m['cpu_seconds']:.1f} CPU s)")
-        for word in ("supported", "contradicted", "inconclusive"):
-            for g in m[word]:
-                e = m["evidence"][g]
-                within = f"; limit {resolution_text(m, g)}" if word == "supported" else ""
-                lines.append(f"    {word:<12} {g:<8} {e['line']} ({e['tally']}{within})")
+        if m.get("outcome") == "bounded-norm":
+            lines.append("    " + bounded_text(m["bounded_norm"]))
+        else:
+            for word in ("supported", "contradicted", "inconclusive"):
+                for g in m[word]:
+                    e = m["evidence"][g]
+                    within = f"; limit {resolution_text(m, g)}" if word == "supported" else ""
+                    lines.append(f"    {word:<12} {g:<8} {e['line']} ({e['tally']}{within})")
+        if m.get("bounding_settings"):
+            held = ", ".join(m["bounding_settings"])
+            lines.append(f"    note: {held} bounds ‖θ‖ in the limit (it still grew at this horizon): the margin "
+                         f"limits judged here assume ‖θ‖ → ∞, which needs it off")
+        for u in m.get("units_alive", []):
+            dead = u["width"] - u["alive"]
+            lines.append(f"    units alive on {u['dataset']}: {u['alive']} of {u['width']}"
+                         + (f" ({dead} dead: w_j·x ≤ 0 on every sample, no gradient)" if dead else ""))
         for a in m.get("set_aside", []):
             lines.append(f"    set aside: {a['dataset']} ({a['reason']})")
         lines.extend(decade_lines(m))
@@ -167,9 +195,31 @@ def text(out: dict) -> str:
                     else "float64 underflow: {} by step {} (every margin ≥ {:.4g}), ")
             lines.append("    " + what.format(u["dataset"], u["step"], u["min_margin"])
                          + (f"judged at T = {u['judged_at']}" if u["judged_at"] is not None else "set aside"))
+        for g, meaning in m.get("meanings", {}).items():
+            lines.append(f"    {g} = {meaning}")
     for model, why in out.get("skipped", {}).items():
         lines.append(f"  {model}: not run ({why})")
     return "\n".join(lines)
+
+
+def advice(entry: dict, *, standardized: bool, width: int, tier: str, own_data: bool) -> str | None:
+    """What to try for a two-layer model not judged on a user's file (runner.bias.answered appends it to the
+    refusal): --standardize when most units died on raw data (the net has no bias), a smaller --lr when they died on
+    standardized data, else a larger --width or a longer horizon; None for another model or a generated dataset."""
+    if entry["model"] != "two-layer" or not own_data:
+        return None
+    units = [a for a in entry.get("set_aside", []) if "units_alive" in a]
+    if not units:
+        return None
+    mostly_dead = any(2 * a["units_alive"] < a["width"] for a in units)
+    if mostly_dead and not standardized:
+        return ("most units are dead: try --standardize (centre and scale each feature: the net has no bias, so on "
+                "features of one sign a step can kill a unit for good)")
+    if mostly_dead:
+        return "most units are dead on the standardized data: try a smaller --lr"
+    longer = " or --tier fast (a longer horizon)" if tier != "fast" else ""
+    return (f"try a larger --width (now {width}){longer}"
+            + ("" if standardized else ", or --standardize (centre and scale each feature)"))
 
 
 def _specs(args) -> list:
@@ -195,18 +245,26 @@ def _workers(args) -> int:
 
 def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3, data_file: str | None = None,
             models: list[str] | None = None, quiet: bool = False, workers: int = 1, scheduler: str | None = None,
-            on_cluster=lambda info: None, intercept: bool = False, note=lambda msg: None) -> list[dict]:
+            on_cluster=lambda info: None, intercept: bool = False, note=lambda msg: None,
+            standardize: bool = False, width: int | None = None) -> list[dict]:
     """The command's output dicts, one per spec (what --json prints): runner.bias.identify_all's answers with the
     knobs given, the wall-clock and CPU seconds. Progress on stderr unless `quiet` (ibverify.progress: a bar, a
     notebook bar or log lines). `ibverify bias` and the Python API (`ibverify.bias`) both come here. bias's own
     choices for adam and gd (runner.bias.conventions) are each given to `note` and listed in the answer's
-    "conventions"."""
+    "conventions". `standardize`, `width` (with `data_file`, the two-layer model only): the file's features centred
+    and scaled, the net's hidden width (default 8)."""
     if intercept and data_file is None:
         raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
+    for flag, given in (("--standardize", standardize), ("--width", width is not None)):
+        if given and data_file is None:
+            raise IbverifyError(f"{flag} applies to --data FILE on the two-layer model (the generated datasets "
+                                f"draw their own widths and need no standardizing)")
+    if width is not None and not 1 <= width <= 4096:
+        raise IbverifyError(f"--width must be in 1..4096, got {width}")
     data, inert = None, []
     if data_file is not None:
         with csv_lines_named(data_file):   # a ragged CSV: the error names its line
-            data, inert = _load(data_file, intercept)
+            data, inert = _load(data_file, intercept, standardize)
     from ..checks.bias import plan
     from ..progress import Progress
     from ..runner.bias import conventions, identify_all  # start-up time: numpy, numba, cvxpy
@@ -215,6 +273,11 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
     chosen = []
     for spec in specs:   # every argument checked (plan) before a note is said; notes only where the linear model runs
         names, _ = plan(spec, tier=tier, datasets=datasets, data=data, data_name=str(data_file or ""), models=models)
+        if standardize and set(names) - {"two-layer"}:
+            raise IbverifyError(f"--standardize applies to the two-layer model ({spec.name} would also run "
+                                f"{', '.join(m for m in names if m != 'two-layer')}: the linear model has no bias, so "
+                                f"centring its data changes what separates them; use --intercept there); give "
+                                f"--model two-layer")
         chosen.append(conventions(spec, knobs) if "linear" in names else (None, []))
     for _, notes in chosen:
         for msg in notes:
@@ -226,7 +289,10 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
     try:
         found = identify_all(specs, tier=tier, seed=seed, datasets=datasets, data=data, data_name=str(data_file or ""),
                              models=models, say=bar.message, progress=bar.steps, workers=workers,
-                             scheduler=scheduler, on_cluster=on_cluster, adjust=[a for a, _ in chosen])
+                             scheduler=scheduler, on_cluster=on_cluster, adjust=[a for a, _ in chosen],
+                             width=width or 8,
+                             advise=lambda m: advice(m, standardized=standardize, width=width or 8, tier=tier,
+                                                     own_data=data_file is not None))
     finally:
         bar.close()
     seconds, cpu = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
@@ -239,7 +305,9 @@ def answers(specs: list, knobs: dict, *, tier: str, seed: int, datasets: int = 3
                 note(describe_underflow(a["optimizer"], m["model"], u))
     return [{"optimizer": a["optimizer"], "knobs": dict(knobs), **{k: v for k, v in a.items() if k != "optimizer"},
              **({"conventions": notes} if notes else {}),
-             **({"data": {"file": str(data_file), "inert_coordinates": inert}} if data_file is not None else {}),
+             **({"data": {"file": str(data_file), "inert_coordinates": inert,
+                          **({"standardized": True} if standardize else {}),
+                          **({"width": width} if width is not None else {})}} if data_file is not None else {}),
              "seconds": seconds, "cpu_seconds": cpu}
             for a, (_, notes) in zip(found, chosen, strict=True)]
 
@@ -257,7 +325,7 @@ def _refuse_early(args) -> None:
         raise IbverifyError("--intercept applies to --data FILE only (the generated datasets need none)")
     if args.data is not None:
         with csv_lines_named(args.data):
-            _read(args.data, args.intercept)
+            _read(args.data, args.intercept, args.standardize)
     if args.report is not None:
         from ..report.bias import check_folder  # start-up time: jinja2, matplotlib load only when it is written
 
@@ -282,7 +350,8 @@ def cmd_bias(args) -> int:
 
     outs = answers(specs, _knobs(args), tier=args.tier, seed=args.seed, datasets=args.datasets, data_file=args.data,
                    models=args.model, quiet=args.quiet, workers=workers, scheduler=args.scheduler, on_cluster=cluster,
-                   intercept=args.intercept, note=lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True))
+                   intercept=args.intercept, note=lambda msg: print(f"note: {msg}", file=sys.stderr, flush=True),
+                   standardize=args.standardize, width=args.width)
     if folder is not None:
         from ..report.bias import render_bias_report
         from ..runner.bias import provenance

@@ -232,6 +232,22 @@ def dead_units(alive: list[int] | None, X, standardized: bool) -> str | None:
             f"run and a longer one cannot help): {cause}")
 
 
+def mostly_dead(out: dict) -> str | None:
+    """What to do instead of running longer when more than half the units of a hidden layer are dead (`units_alive`
+    against the layer's width, from the model's blocks), or None: a dead unit never moves again, so a longer run
+    fits the data with the few left."""
+    alive = out.get("units_alive") or []
+    widths = [shape[0] for shape in out["model"]["blocks"].values() if len(shape) == 2]
+    for k, (a, w) in enumerate(zip(alive, widths, strict=False)):
+        if 2 * a < w:
+            layer = "" if len(alive) == 1 else f" of hidden layer {k + 1}"
+            fix = ("rerun with a smaller --lr" if out.get("standardized") else
+                   "rerun with --standardize (centre and scale each feature: the net has no bias) or a smaller --lr")
+            return (f"{a} of {w} units{layer} alive (the others dead: w_j·x ≤ 0 on every sample, no gradient, for "
+                    f"good), so a longer run is not the way: {fix}")
+    return None
+
+
 NET_CONVERGED = 0.05  # the network claims' rate bound: a Fenchel KKT residual at or below it counts as reached
 
 
@@ -283,7 +299,8 @@ def summary(out: dict) -> str:
         lines.append("normalized margins min_i q_i/‖θ‖^L: " + ", ".join(
             f"{k} {_g(v)}{' (own)' if k == own else ''}" for k, v in out["margins"].items()))
     else:
-        lines.append("data not separated yet (q_min ≤ 0): no margins, no KKT residual; run longer")
+        lines.append("data not separated yet (q_min ≤ 0): no margins, no KKT residual; "
+                     + (mostly_dead(out) or "run longer"))
     if out["kkt"]:
         k = out["kkt"]
         where = (f"its own geometry ({k['geometry']})" if out["geometry"] != "adaptive"

@@ -56,6 +56,13 @@ def guard_vector(ts: list, source: str) -> list:
     return [wrap(tr) for tr in ts] + [set_aside(source)]
 
 
+def zero_by_zero_fix(k: int) -> str:
+    """The way forward a genuine 0/0 refusal names (a step NaN where coordinate k's gradient is 0: an ε = 0
+    preconditioner dividing a zero moment by its zero root)."""
+    return (f"; the way forward: a positive ε (e.g. eps=1e-8 in the optimizer's name or --eps), or coordinate {k} "
+            f"set aside yourself (its column, 0-based, removed from the data file)")
+
+
 def set_aside(source: str):
     """The last transform of a foreign vector chain (a user's file, torch:, optax:): the data's zero columns set aside,
     as the table's optimizers and docs/own-data.md have them. A coordinate that no sample seen so far has (every
@@ -96,7 +103,7 @@ def set_aside(source: str):
                    f"data's zero columns alone are set aside; a full batch finds them at step 1)")
             if held[k] > 0:
                 raise IbverifyError(f"{source}: non-finite iterate by step {s}: 0/0 in coordinate {k} at step {s}, "
-                                    f"while every sample seen so far was 0 there; {why}")
+                                    f"while every sample seen so far was 0 there; {why}" + zero_by_zero_fix(k))
             raise IbverifyError(f"{source}: the optimizer moved coordinate {k} at step {s} while every sample seen "
                                 f"so far was 0 there (its gradient 0); {why}")
         nan0 = np.flatnonzero(seen & np.isnan(x) & (G.sum(axis=0) == 0))
@@ -104,7 +111,7 @@ def set_aside(source: str):
             k = int(nan0[0])
             raise IbverifyError(f"{source}: non-finite iterate by step {t}: 0/0 in coordinate {k} at step {t} (its "
                                 f"step is NaN where its gradient is 0; the coordinate is not zero in every sample, so "
-                                f"it is not set aside)")
+                                f"it is not set aside)" + zero_by_zero_fix(k))
         moved = ~seen & (x != 0)   # NaN != 0 too
         if moved.any():
             first = moved & (held == 0)

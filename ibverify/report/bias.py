@@ -52,11 +52,54 @@ def model_series(model: dict) -> list[tuple[str, list[dict]]]:
 
 def resolution_text(model: dict, g: str) -> str:
     """Geometry g's resolution on a model entry of the answer, as `ibverify bias` prints a support: "to within
-    0.31 %" (a margin gap, in percent), "KKT residual within 0.002" (the two-layer net), "unresolved" (none)."""
+    0.31 %" (a margin gap, in percent), "KKT residual of the l2 margin problem within 0.002" (the two-layer net:
+    what δ bounds there), "unresolved" (none)."""
     res = model["evidence"][g].get("resolution")
     if res is None:
         return "unresolved"
-    return f"KKT residual within {res:.3g}" if model["model"] == "two-layer" else f"to within {100 * res:.2g} %"
+    if model["model"] == "two-layer":
+        return f"KKT residual of the {g} margin problem within {res:.3g}"
+    return f"to within {100 * res:.2g} %"
+
+
+def _delta(model: dict, g: str) -> str:
+    """δ of a geometry not supported, for the undecided line: "3.4 %", "0.012 (KKT residual)", "unresolved"."""
+    res = model["evidence"][g].get("resolution")
+    if res is None:
+        return "unresolved"
+    return f"{res:.3g} (KKT residual)" if model["model"] == "two-layer" else f"{100 * res:.2g} %"
+
+
+def bounded_text(b: dict) -> str:
+    """A bounded-norm outcome (checks.bias.bounded_norm, with its settings) in words."""
+    held = ("held by " + ", ".join(b["settings"]) + " (a margin-maximizing run needs ‖θ‖ → ∞: set it to 0)"
+            if b.get("settings") else
+            "no weight decay is recorded in its settings: look for one (torch.optim.Muon's default is 0.1) or a "
+            "step whose sum converges")
+    moved = f"{'rose' if b['rise'] >= 0 else 'fell'} {100 * abs(b['rise']):.2g} %"
+    return (f"‖θ‖ stopped growing on {b['dataset']}: it {moved} over steps {b['from']:.3g}–{b['to']:.3g} (‖θ‖₂ = "
+            f"{b['norm']:.4g}); {held}")
+
+
+def headline(model: dict) -> str:
+    """A model's answer worded as what is known (its `outcome`): the supported geometries with their resolutions;
+    "none of these" when every geometry is contradicted; "undecided at T …: closest g, δ …; extend to …" when
+    none is supported and some are still inconclusive; a bounded ‖θ‖; or "not judged". An entry without an
+    outcome (an older bias.json): supported ones, else "none of these"."""
+    if "not_judged" in model:
+        return "not judged"
+    sup = ", ".join(f"{g} ({resolution_text(model, g)})" for g in model["supported"])
+    outcome = model.get("outcome")
+    if outcome == "contradicted":
+        return "none of these (every geometry contradicted)"
+    if outcome == "undecided":
+        u = model["undecided"]
+        more = f" (--tier {u['tier']})" if u.get("tier") else " (beyond the fast tier)"
+        return (f"undecided at T = {u['horizon']:.3g}: closest {u['closest']}, δ {_delta(model, u['closest'])}; "
+                f"extend to {u['extend_to']:.3g} steps{more}")
+    if outcome == "bounded-norm":
+        return "‖θ‖ bounded: not judged against margin limits"
+    return sup or "none of these"
 
 
 def _rows(model: dict) -> list[dict]:
@@ -120,18 +163,11 @@ def hyper_rows(answer: dict) -> list[tuple[str, list[str]]]:
     return [(f"{lib}'s hyper-parameters", _texts(hp))]
 
 
-def headline(model: dict) -> str:
-    """A model's answer as its heading says it: the supported geometries with their resolutions, "none of these",
-    or "not judged"."""
-    if "not_judged" in model:
-        return "not judged"
-    return ", ".join(f"{g} ({resolution_text(model, g)})" for g in model["supported"]) or "none of these"
-
-
 def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
     sections = []
     for i, a in enumerate(answers):
         models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}), "headline": headline(m),
+                   "bounded": bounded_text(m["bounded_norm"]) if m.get("bounded_norm") else "",
                    "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
                                if (i, m["model"], tag) in views]} for m in a["models"]]
         sections.append({"a": a, "anchor": f"opt-{i + 1}", "models": models, "hyper": hyper_rows(a)})

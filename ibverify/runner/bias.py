@@ -109,14 +109,17 @@ class _Tasks:
 def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None, data_name: str = "",
                  models: list[str] | None = None, say: Callable[[str], None] = lambda s: None, progress=None,
                  workers: int = 1, scheduler: str | None = None, client=None,
-                 on_cluster: Callable[[str], None] = lambda info: None, adjust: list | None = None) -> list[dict]:
+                 on_cluster: Callable[[str], None] = lambda info: None, adjust: list | None = None,
+                 width: int = 8, advise: Callable[[dict], str | None] = lambda entry: None) -> list[dict]:
     """checks.bias.identify's answer for each spec, in order. Every spec is checked (checks.bias.plan) before any
     run. workers = 1, no scheduler and no client: in this process (`progress` gets the steps); else on Dask: the
     Dask `client` given (left open), or client_for(workers, scheduler). `data`: a user's dataset as a data recipe
     (None: the generated ones); the data and this process's runs live in one run store of this call. `adjust[i]`:
     spec i as run on one (model, problem, store) (`conventions`; default: as given). A torch optimizer's linear-model
     runs are made by runner.torchloop (ForeignStore), equal to the engine's to rounding and ≈ 3–5× faster; in this
-    process the first datasets' runs of an elementwise torch optimizer are made together (stack_linear)."""
+    process the first datasets' runs of an elementwise torch optimizer are made together (stack_linear). `width`:
+    the two-layer net's on a user's dataset; `advise(entry)`: what to try for a model not judged (appended to its
+    reason, and kept as its "advice")."""
     store = ForeignStore()
     adjust = adjust or [None] * len(specs)
     adj = [a or (lambda m, pr, sp, st: sp) for a in adjust]
@@ -126,7 +129,7 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
 
     def problems(model: str) -> SharedDraws:
         if model not in shared:
-            shared[model] = SharedDraws(bias.problem_source(model, seed, data, data_name, say, store))
+            shared[model] = SharedDraws(bias.problem_source(model, seed, data, data_name, say, store, width))
         return shared[model]
 
     underflows: list[dict] = [{} for _ in specs]   # per spec: (model, dataset) → where its float64 run underflowed
@@ -151,7 +154,7 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
             if "linear" in names and data is None:
                 stack_linear(store, problems("linear"), spec, adj[i], tier, datasets)
             out.append(answer(i, spec))
-        return answered(out)
+        return answered(out, advise)
     k = 1 if data is not None else datasets
     with nullcontext(client) if client is not None else client_for(workers, scheduler) as client:
         on_cluster(describe(client))
@@ -162,7 +165,7 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
                     for pr in problems(m).first(k):
                         tasks.submit(i, spec.name, m, pr, adj[i](m, pr, spec, store))
             return answered([answer(i, spec, tasks.judge_for(i, lambda m, pr, sp, a=adj[i]: a(m, pr, sp, store)))
-                             for i, spec in enumerate(specs)])
+                             for i, spec in enumerate(specs)], advise)
         finally:
             tasks.cancel()
 
@@ -246,10 +249,16 @@ def _shipped_sgd_scale(spec) -> float | None:
     return None if scale is None or "lr" in spec.row.defaults else float(scale)
 
 
-def answered(answers: list[dict]) -> list[dict]:
+def answered(answers: list[dict], advise: Callable[[dict], str | None] = lambda entry: None) -> list[dict]:
     """The answers, when at least one model of one optimizer was judged (a model that was not says why in its
-    entry, `not_judged`, and the others stand: exit 0); else one IbverifyError line with every reason (exit 2)."""
+    entry, `not_judged`, with `advise`'s advice, and the others stand: exit 0); else one IbverifyError line with every
+    reason (exit 2)."""
     entries = [m for a in answers for m in a["models"]]
+    for m in entries:
+        tip = advise(m) if "not_judged" in m else None
+        if tip:
+            m["advice"] = tip
+            m["not_judged"] += f"; {tip}"
     if entries and all("not_judged" in m for m in entries):
         raise IbverifyError("; ".join(dict.fromkeys(f"{m['model']}: {m['not_judged']}" for m in entries)))
     return answers

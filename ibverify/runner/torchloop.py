@@ -29,6 +29,7 @@ from ..errors import IbverifyError
 from ..cache import fingerprint
 from ..engine.trajectory import Run, frozen, log_checkpoints
 from ..optim import Sampler
+from ..optim.userguard import zero_by_zero_fix
 from ..recipes import RunStore
 
 
@@ -234,7 +235,8 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
                 if col is not None:
                     raise IbverifyError(f"{spec.name}: non-finite iterate by step {bad}: 0/0 in coordinate "
                                         f"{int(keep[col])} at step {bad} (its step is NaN where its gradient is 0; "
-                                        f"the coordinate is not zero in every sample, so it is not set aside)")
+                                        f"the coordinate is not zero in every sample, so it is not set aside)"
+                                        + zero_by_zero_fix(int(keep[col])))
                 raise IbverifyError(f"{spec.name}: non-finite iterate by step {bad} (overflow: reduce --lr or check "
                                     f"the knobs and the data scale)")
             if progress:

@@ -251,9 +251,48 @@ def test_the_plateau_law_counts_an_undecided_run_as_not_converging(monkeypatch):
     assert out.figures["p_pooled"] == pytest.approx(1.0, abs=0.3)       # C_c the same for every m: 1 − β_c ∝ 1/m
     assert out.figures["p_min"] <= 1.0 <= out.figures["p_max"]          # the brackets' exponent range holds the law
     assert out.figures["C_spread"] < 1.5                                 # the law 1 − β_c = C/m, one C per dataset
-    # Known (left for the next round): on this noiseless threshold the exponent's interval from the bracket midpoints
-    # ([0.991, 0.997]) excludes 1 by the midpoints' own bias, so the exponent half contradicts an exact law; its
-    # interval does not yet widen by the brackets' range (p_min … p_max). The verdict is therefore not asserted here.
+    # on this noiseless threshold the midpoints' interval excludes 1 by their own bias ([0.991, 0.997] when measured);
+    # joined to the slopes the brackets allow (which hold 1: the true thresholds lie inside them), the exact law holds
+    f = out.figures
+    assert f["p_midpoints_hi"] < 1.0, "the case no longer exercises the midpoints' bias"
+    assert f["p_brackets_lo"] <= 1.0 <= f["p_brackets_hi"]
+    assert (f["p_pooled_lo"], f["p_pooled_hi"]) == (min(f["p_midpoints_lo"], f["p_brackets_lo"]),
+                                                     max(f["p_midpoints_hi"], f["p_brackets_hi"]))
+    law = out.table[0]
+    assert law["decision"] == SUPPORTED and out.holds is True, law
+
+
+def test_pooled_slope_range_takes_the_extreme_vertices():
+    """Two groups, one intercept each: the slope's extremes over the boxes equal those found by trying every vertex."""
+    import itertools
+
+    from ibverify.checks.laws import common_slope
+    from ibverify.checks.paper1_laws import pooled_slope_range
+
+    g = [(np.array([0.0, 1.0, 2.0]), np.array([0.0, 0.9, 2.1]), np.array([0.2, 1.3, 2.2])),
+         (np.array([0.0, 2.0]), np.array([5.0, 6.0]), np.array([5.5, 6.1])),
+         (np.array([3.0, 3.0]), np.array([-9.0, 9.0]), np.array([-8.0, 10.0]))]   # one distinct x: drops out
+    lo, hi = pooled_slope_range(g)
+    slopes = []
+    for bits in itertools.product((0, 1), repeat=5):
+        ys = [np.where(np.array(bits[:3]) == 1, g[0][2], g[0][1]), np.where(np.array(bits[3:]) == 1, g[1][2], g[1][1])]
+        slopes.append(common_slope([(g[0][0], ys[0]), (g[1][0], ys[1]), (g[2][0], g[2][1])]).estimate)
+    assert lo == pytest.approx(min(slopes), abs=1e-12) and hi == pytest.approx(max(slopes), abs=1e-12)
+    assert lo < hi
+    assert all(math.isnan(v) for v in pooled_slope_range([g[2]]))
+
+
+def test_bracketed_interval_joins_the_two_ranges():
+    from ibverify.checks.laws import Fit
+    from ibverify.checks.paper1_laws import bracketed_interval
+
+    fit = Fit(0.994, 0.991, 0.997, 30, 23, 0.95)
+    assert (bracketed_interval(fit, 0.92, 1.07).lo, bracketed_interval(fit, 0.92, 1.07).hi) == (0.92, 1.07)
+    assert (bracketed_interval(fit, 0.993, 0.995).lo, bracketed_interval(fit, 0.993, 0.995).hi) == (0.991, 0.997)
+    assert (bracketed_interval(fit, 0.95, 0.996).lo, bracketed_interval(fit, 0.95, 0.996).hi) == (0.95, 0.997)
+    assert (bracketed_interval(fit, 0.993, 1.2).lo, bracketed_interval(fit, 0.993, 1.2).hi) == (0.991, 1.2)
+    kept = bracketed_interval(fit, math.nan, math.nan)
+    assert (kept.lo, kept.hi, kept.estimate) == (0.991, 0.997, 0.994)
 
 
 def _ctx(claim_id, tier="fast"):
