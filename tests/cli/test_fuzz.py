@@ -226,9 +226,11 @@ def _run(capsys, tmp_path, cmd, model, name):
         rc = e.code
     out, err = capsys.readouterr()
     assert "Traceback" not in err + out and rc in (0, 1, 2, 3), (argv, rc, err)
-    if rc == 2:
-        lines = err.splitlines()
-        assert len(lines) == 1 and lines[0].startswith("ibverify: ") and "Error:" not in lines[0], (argv, err)
+    if rc == 2:   # one error line, the last; before it only the progress lines of a run that had started (a log)
+        *progress, last = err.splitlines() or [""]
+        assert last.startswith("ibverify: ") and "Error:" not in last, (argv, err)
+        assert all(line.startswith(f"{cmd} ") and " · " in line and "ibverify: " not in line
+                   for line in progress), (argv, err)
     else:
         assert rc == 0 or cmd == "verify", (argv, rc, err)   # verify: 1 / 3 are verdicts, not failures
     return rc, out, f
