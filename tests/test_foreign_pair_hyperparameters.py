@@ -75,3 +75,16 @@ def test_the_bias_page_lists_every_parts_hyperparameter_and_the_c():
     assert "<code>amsgrad = False</code>" in adam and "momentum" not in adam
     assert "√max(1, A/B)" in c
     assert len(hyper_rows(_answer("torch:Adam:eps=0"))) == 1
+
+
+def test_muons_default_weight_decay_is_named_as_what_bounds_the_norm():
+    """torch's Muon defaults to weight_decay 0.1 (issue 53 item 1): its record carries it, so bias's note names it as
+    the setting that bounds ‖θ‖; weight_decay = 0 on both parts names none."""
+    from ibverify.checks.bias import bounding_settings
+
+    wd = _defaults(torch.optim.Muon)["weight_decay"]
+    assert wd > 0
+    shipped = to_spec("torch:Muon+Adam:eps=0", {}, probe=False).to_json()
+    assert f"hyperparameters.muon.weight_decay = {wd:g}" in bounding_settings(shipped)
+    plain = to_spec("torch:Muon:weight_decay=0+Adam:eps=0,weight_decay=0", {}, probe=False).to_json()
+    assert bounding_settings(plain) == []
