@@ -291,8 +291,8 @@ def _continue(prev: list | None, identity: str, cps: np.ndarray, ws: np.ndarray)
 
 
 class ForeignStore(RunStore):
-    """A run store whose torch optimizers' linear-model runs are made by `run_many` (under the same content key, so
-    a claim and its judge share them), each continuing the longest shorter run of its lineage held here (`extend`);
+    """A run store whose torch optimizers' linear-model runs are made by `run_many` and optax optimizers' by
+    runner.optaxloop.run (under the same content key, so a claim and its judge share them), each continuing the longest shorter run of its lineage held here (`extend`);
     every other run as RunStore makes it. `stack(recipes)` names the runs to make together: the first request for
     one of them (or for a longer run of its lineage) makes all of them in one torch parameter. Sent to a Dask worker
     it becomes that worker's process store (RunStore.__reduce__), which makes every run the engine's way."""
@@ -319,8 +319,15 @@ class ForeignStore(RunStore):
         return recipe.model is None and not recipe.options and recipe.engine in (None, "reference") \
             and eligible(recipe.spec)
 
+    @staticmethod
+    def _optax(recipe) -> bool:
+        from . import optaxloop
+
+        return recipe.model is None and not recipe.options and recipe.engine in (None, "reference") \
+            and optaxloop.eligible(recipe.spec)
+
     def run(self, recipe, *, progress=None, **io):
-        if io or not self._loop(recipe):
+        if io or not (self._loop(recipe) or self._optax(recipe)):
             return super().run(recipe, progress=progress, **io)
         if ("run", recipe.key()) not in self._memo and recipe.lineage() in self._stacks:
             self._make_stack(recipe, progress)
@@ -328,7 +335,13 @@ class ForeignStore(RunStore):
         prev = max((r for r in held if r.horizon <= recipe.steps), key=lambda r: r.horizon, default=None)
         Z = self.data(recipe.data).Z
         cps = recipe.checkpoints if recipe.checkpoints is not None else 30
-        value = self.get("run", recipe.key(), lambda: run(Z, recipe.spec, recipe.steps, cps, progress, prev))
+        if self._optax(recipe):
+            from . import optaxloop
+
+            make = optaxloop.run
+        else:
+            make = run
+        value = self.get("run", recipe.key(), lambda: make(Z, recipe.spec, recipe.steps, cps, progress, prev))
         if all(r is not value for r in held):
             held.append(value)
         return value
