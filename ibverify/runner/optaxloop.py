@@ -86,12 +86,11 @@ def _loop(key: tuple, step, logistic: bool, b: int):
             now = jnp.any(G != 0, axis=0)
             seen2 = seen | now
             late = jnp.any(now & (held != 0))
-            nan0 = jnp.any(seen2 & jnp.isnan(x) & (G.sum(axis=0) == 0))
             moved = ~seen2 & (x != 0)
             held2 = jnp.where(moved & (held == 0), jnp.where(jnp.isfinite(x), -t, t), held)
             x = jnp.where(moved, 0.0, x)
             w2 = w + x
-            stop = subnormal | late | nan0 | ~jnp.all(jnp.isfinite(w2))
+            stop = subnormal | late | ~jnp.all(jnp.isfinite(w2))   # a NaN step (set_aside's 0/0 line) among them
             still = (t > 1) & jnp.all(w2 == w) & jnp.any(g != 0)
             stalled2 = stalled + still.astype(stalled.dtype)
             streak2 = jnp.where(still, streak + 1, 0)
@@ -168,12 +167,12 @@ def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: 
     if prev is None:
         w, t, j = np.zeros(d), 0, 0
         sampler, pending = Sampler(n, b, spec.order, spec.seed), np.empty((0, b), np.int64)
-        stalled, streak = 0, 0
+        stalled, streak, per_step = 0, 0, 0
     else:
         chain.restore(prev["chain"])
         w, t, j = prev["w"].copy(), int(prev["t"]), int(prev["j"])
         sampler, pending = copy.deepcopy(prev["sampler"]), prev["pending"].copy()
-        stalled, streak = int(prev["stalled"]), int(prev["streak"])
+        stalled, streak, per_step = int(prev["stalled"]), int(prev["streak"]), int(prev["per_step"])
     start = t
     eta0, a = float(spec.lr), float(spec.lr_decay)
     chains = spec.user.user
@@ -201,7 +200,7 @@ def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: 
             t, pending = t + done, pending[done:]
         if done < m:   # the per-step path makes the next step (and raises its own error line)
             w_new, g = _one_step(chain, Z, spec, pending[0], w, t + 1)
-            t, pending = t + 1, pending[1:]
+            t, pending, per_step = t + 1, pending[1:], per_step + 1
             still = t > 1 and bool(np.all(w_new == w) and np.any(g != 0))
             stalled, streak, w = stalled + still, streak + 1 if still else 0, w_new
         while j < len(cps) and cps[j] == t:
@@ -211,7 +210,7 @@ def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: 
             progress(t, last)
     final = {"identity": identity, "w": w.copy(), "t": t, "j": j, "chain": chain.snapshot(),
              "sampler": copy.deepcopy(sampler), "pending": pending.copy(), "stalled": stalled, "streak": streak,
-             "continued_from": start}
+             "continued_from": start, "per_step": per_step}
     return Run(spec, "reference", cps, last, ws=ws, seconds=time.perf_counter() - t0, final_state=final,
                diagnostics={"stalled_steps": stalled, "stalled_streak": streak, "frozen": frozen(streak, n, b)})
 
