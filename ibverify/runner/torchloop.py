@@ -295,7 +295,8 @@ class ForeignStore(RunStore):
     runner.optaxloop.run (under the same content key, so a claim and its judge share them), each continuing the
     longest shorter run of its lineage held here (`extend`); every other run as RunStore makes it. `stack(recipes)`
     names the runs to make together: the first request for one of them (or for a longer run of its lineage) makes all
-    of them in one torch parameter. Sent to a Dask worker it becomes that worker's process store (RunStore.__reduce__), which makes every run the engine's way."""
+    of them in one torch parameter. Sent to a Dask worker it becomes that worker's process store
+    (RunStore.__reduce__), which makes every run the engine's way."""
 
     def __init__(self):
         super().__init__()
