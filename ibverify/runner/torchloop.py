@@ -327,7 +327,39 @@ class ForeignStore(RunStore):
         return recipe.model is None and not recipe.options and recipe.engine in (None, "reference") \
             and optaxloop.eligible(recipe.spec)
 
+    @staticmethod
+    def _blocks(recipe, io) -> bool:
+        from . import foreignblock
+
+        return recipe.model is not None and set(io) <= {"warn"} and recipe.engine in (None, "reference") \
+            and set(dict(recipe.options)) <= {"batch"} and foreignblock.eligible(recipe.spec)
+
+    def _block_run(self, recipe, progress, warn: bool):
+        """A torch or optax optimizer's block run (runner.foreignblock), continuing the longest shorter run of its
+        lineage held here; the engine's way when its chain compiles."""
+        from ..models import initial_point
+        from . import foreignblock
+
+        data, model = self.data(recipe.data), self.model(recipe)
+        theta0 = recipe.theta0 if recipe.theta0 is not None else initial_point(model, recipe.init_seed,
+                                                                               recipe.init_scale)
+        if recipe.engine is None and foreignblock.compiles(model, data.X, data.y, recipe.spec, theta0, model.L):
+            return super().run(recipe, progress=progress, warn=warn)
+        held = self._lineage.setdefault(recipe.lineage(), [])
+        prev = max((r for r in held if r.horizon <= recipe.steps), key=lambda r: r.horizon, default=None)
+        cps = recipe.checkpoints
+        cps = cps if cps is None or isinstance(cps, int) else np.asarray(cps, dtype=np.int64)
+        value = self.get("run", recipe.key(), lambda: foreignblock.run(
+            data.X, data.y, recipe.spec, recipe.steps, model, theta0=recipe.theta0, init_seed=recipe.init_seed,
+            init_scale=recipe.init_scale, checkpoints=cps, batch=dict(recipe.options).get("batch"),
+            progress=progress, warn=warn, lineage=recipe.lineage(), extend=prev))
+        if all(r is not value for r in held):
+            held.append(value)
+        return value
+
     def run(self, recipe, *, progress=None, **io):
+        if self._blocks(recipe, io):
+            return self._block_run(recipe, progress, io.get("warn", True))
         if io or not (self._loop(recipe) or self._optax(recipe)):
             return super().run(recipe, progress=progress, **io)
         if ("run", recipe.key()) not in self._memo and recipe.lineage() in self._stacks:
