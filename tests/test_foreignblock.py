@@ -103,3 +103,25 @@ def test_only_torch_and_optax_block_chains_are_eligible():
     assert foreignblock.eligible(to_spec(MUON, {}, probe=False))
     assert foreignblock.eligible(to_spec("optax:adam", {}, probe=False))
     assert not foreignblock.eligible(to_spec("adam", {}, probe=False))
+
+
+def test_the_bare_torch_step_is_torchs_step_bit_for_bit_and_a_hook_keeps_the_wrapper():
+    """torchblock.bare_step skips torch's step wrapper only while no step hook is registered: the same run with a
+    global hook (the wrapper kept) has the same bits."""
+    from torch.optim import optimizer as topt
+
+    from ibverify.optim import torchblock, torchmuon
+
+    spec = spec_of(MUON, lr=0.05, lr_decay=0.5)
+    bare = ForeignStore().run(recipe(spec, 200), warn=False)
+    handle = topt.register_optimizer_step_pre_hook(lambda o, args, kwargs: None)
+    try:
+        p = torch.zeros(3, 2, dtype=torch.float64, requires_grad=True)
+        part = torchmuon.MuonPartition([p, torch.zeros(3, dtype=torch.float64, requires_grad=True)], lr=0.1,
+                                       partner="Adam")
+        assert torchblock.bare_step(part) == part.step
+        wrapped = ForeignStore().run(recipe(spec, 200), warn=False)
+    finally:
+        handle.remove()
+    assert torchblock.bare_step(part) != part.step
+    same(bare, wrapped)
