@@ -58,7 +58,8 @@ def measure(case: str, before: bool) -> dict:
     optimizer, model, tier = case.split("@")
     argv = [sys.executable, "-c", CHILD, "before" if before else "after", "bias", "--optimizer", optimizer,
             "--model", model, "--tier", tier, "--json", "-q"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": path}
     load = os.getloadavg()[0]
     r0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
@@ -72,9 +73,11 @@ def measure(case: str, before: bool) -> dict:
             "cpu_s": round((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), 1), "wall_s": round(wall, 1),
             "bias_cpu_s": round(sum(m.get("cpu_seconds", 0.0) for m in models), 1),
             "supported": sorted({g for m in models for g in m.get("supported", [])}),
-            "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": git("rev-parse", "--short", "HEAD"),
+            "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "commit": git("rev-parse", "--short", "HEAD"),
             "clean": git("status", "--porcelain", "--untracked-files=no") == "",
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "load_average": round(max(load, os.getloadavg()[0]), 1)}
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "load_average": round(max(load, os.getloadavg()[0]), 1)}
 
 
 def render(records: list[dict]) -> str:
