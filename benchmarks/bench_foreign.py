@@ -11,7 +11,7 @@ routes nothing to runner.optaxloop / runner.foreignblock: every optax step and e
 engine's per-step reference path, an extension starting at step 0), i.e. the cost before issue 52. A second
 measurement of a case replaces the first in the JSON. `--docs`: write the table into docs/benchmarks.md between its
 markers (`--check`: fail if the page's section is not the JSON's rendering). Every record carries the date, the
-commit, `git status --porcelain`'s emptiness, the machine and its load average.
+commit (marked dirty when ibverify/ differs from it), the machine and its load average.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def measure(case: str, before: bool) -> dict:
             "supported": sorted({g for m in models for g in m.get("supported", [])}),
             "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "commit": git("rev-parse", "--short", "HEAD"),
-            "clean": git("status", "--porcelain", "--untracked-files=no") == "",
+            "clean": git("status", "--porcelain", "--", "ibverify") == "",   # the code measured is the commit's
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "load_average": round(max(load, os.getloadavg()[0]), 1)}
 
