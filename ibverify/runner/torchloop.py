@@ -340,6 +340,8 @@ class ForeignStore(RunStore):
         from ..models import initial_point
         from . import foreignblock
 
+        if ("run", recipe.key()) in self._memo:
+            return self._memo["run", recipe.key()]
         data, model = self.data(recipe.data), self.model(recipe)
         theta0 = recipe.theta0 if recipe.theta0 is not None else initial_point(model, recipe.init_seed,
                                                                                recipe.init_scale)
