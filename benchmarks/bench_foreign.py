@@ -61,6 +61,7 @@ def measure(case: str, before: bool) -> dict:
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env = {**os.environ, "PYTHONPATH": path}
     load = os.getloadavg()[0]
+    commit, clean = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", "ibverify") == ""
     r0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
     wall, r1 = time.perf_counter() - w0, resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -74,8 +75,7 @@ def measure(case: str, before: bool) -> dict:
             "bias_cpu_s": round(sum(m.get("cpu_seconds", 0.0) for m in models), 1),
             "supported": sorted({g for m in models for g in m.get("supported", [])}),
             "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "commit": git("rev-parse", "--short", "HEAD"),
-            "clean": git("status", "--porcelain", "--", "ibverify") == "",   # the code measured is the commit's
+            "commit": commit, "clean": clean,   # as the child started: the code measured is the commit's
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "load_average": round(max(load, os.getloadavg()[0]), 1)}
 

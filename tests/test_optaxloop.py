@@ -168,3 +168,28 @@ def test_the_foreign_store_makes_optax_runs_in_the_loop_and_continues_them():
     assert short.final_state["continued_from"] == 0 and long.final_state["continued_from"] == 1000
     ref = engine_run(data(), spec, 10000, checkpoints=np.asarray(recipes.checkpoints(10000)), engine="reference")
     same_run(long, ref)
+
+
+def test_an_update_the_loop_cannot_run_is_the_per_step_paths_error_line():
+    """A float32 update: the loop refuses it at trace time (Unfit) and the store makes the run the engine's way,
+    whose error line names it."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    def f32(learning_rate):
+        base = optax.sgd(learning_rate)
+
+        def update(g, state, params=None):
+            u, state = base.update(g, state, params)
+            return jax.tree_util.tree_map(lambda x: x.astype(jnp.float32), u), state
+        return optax.GradientTransformation(base.init, update)
+
+    spec = to_spec(functools.partial(f32), {}, probe=False)
+    assert optaxloop.eligible(spec)
+    with pytest.raises(optaxloop.Unfit, match="float32"):
+        optaxloop.run(data(), spec, 100, 5)
+    with pytest.raises(IbverifyError, match="its update is float32, not float64"):
+        torchloop.ForeignStore().run(recipes.run_recipe(DataRecipe.of_arrays(data()), None, None, spec, 100))

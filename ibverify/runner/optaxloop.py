@@ -50,6 +50,11 @@ def eligible(spec) -> bool:
 _LOOPS: dict = {}
 
 
+class Unfit(Exception):
+    """The optimizer's update cannot run inside the jitted loop (it fails to trace there, or its update is not
+    float64): its run is the engine's per-step one, which gives its own answer or error line."""
+
+
 def _loop(key: tuple, step, logistic: bool, b: int):
     """The jitted call (leaves, w, seen, held, stalled, streak, t0, n, Z, logZ, idx, etas) → (steps made, leaves, w,
     seen, held, stalled, streak): up to n steps of the module docstring from step t0 + 1, stopping before the first
@@ -81,6 +86,8 @@ def _loop(key: tuple, step, logistic: bool, b: int):
             rest = jnp.abs(jnp.where(tiny, 0.0, G).sum(axis=0))
             subnormal = jnp.any(jnp.any(tiny, axis=0) & (rest < KEEPS))
             new_leaves, x = step(leaves, g, w, etas[s])
+            if x.dtype != jnp.float64 or x.shape != w.shape:   # at trace time: the per-step path's error line
+                raise TypeError(f"its update is {x.dtype} {x.shape}, not float64 {w.shape}")
             # userguard.set_aside: columns seen, a step in an unseen coordinate set back to 0 (its step held)
             t = t0 + s + 1
             now = jnp.any(G != 0, axis=0)
@@ -191,8 +198,14 @@ def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: 
         idx[:m] = pending[:m]
         etas[:m] = eta0 * np.arange(t + 1, t + m + 1, dtype=np.float64) ** (-a)
         seen, held = chain.arrays(d)
-        done, leaves, w2, seen, held, st2, sk2 = loop(list(chain.inner.leaves), w, seen, held, np.int64(stalled),
-                                                      np.int64(streak), np.int64(t), np.int64(m), Zj, logZ, idx, etas)
+        try:
+            done, leaves, w2, seen, held, st2, sk2 = loop(list(chain.inner.leaves), w, seen, held, np.int64(stalled),
+                                                          np.int64(streak), np.int64(t), np.int64(m), Zj, logZ, idx,
+                                                          etas)
+        except IbverifyError:
+            raise
+        except Exception as e:   # noqa: BLE001  (not traceable in the loop: the per-step path runs it)
+            raise Unfit(f"{spec.name}: {type(e).__name__}: {e}") from None
         done = int(done)
         if done:
             chain.advance(done, list(leaves), np.asarray(seen).copy(), np.asarray(held).copy())

@@ -373,7 +373,14 @@ class ForeignStore(RunStore):
         if self._optax(recipe):
             from . import optaxloop
 
-            make = optaxloop.run
+            def make(Z, spec, steps, cps, progress, prev):
+                try:
+                    return optaxloop.run(Z, spec, steps, cps, progress, prev)
+                except optaxloop.Unfit:   # the engine's per-step run: its own answer or error line
+                    from ..engine import run as engine_run
+
+                    cps = cps if np.isscalar(cps) else np.asarray(cps, dtype=np.int64)
+                    return engine_run(Z, spec, steps, checkpoints=cps, engine=recipe.engine, progress=progress)
         else:
             make = run
         value = self.get("run", recipe.key(), lambda: make(Z, recipe.spec, recipe.steps, cps, progress, prev))
