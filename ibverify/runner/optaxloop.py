@@ -38,6 +38,7 @@ INDEX_WORK = 1 << 20  # sample indices held per call
 SUBNORMAL_LOG = -700.0       # e^{l}·|z| below e^{−700}: possibly subnormal in numpy (its smallest normal ≈ e^{−708.4})
 ZERO_LOG = -745.2            # e^{l} = 0 in float64 (numpy and XLA alike) below it
 KEEPS = 2.0 ** -960          # a sum at least this large is not changed by adding a subnormal number
+SOLO = 64                    # steps made by the per-step path after a call of the loop that made none
 
 
 def eligible(spec) -> bool:
@@ -211,7 +212,9 @@ def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: 
             chain.advance(done, list(leaves), np.asarray(seen).copy(), np.asarray(held).copy())
             w, stalled, streak = np.array(w2), int(st2), int(sk2)
             t, pending = t + done, pending[done:]
-        if done < m:   # the per-step path makes the next step (and raises its own error line)
+        # the per-step path makes the next step (and raises its own error line); where the loop made none, the next
+        # SOLO steps (a run inside the subnormal band stays there a while), then the loop is tried again
+        for _ in range(0 if done == m else 1 if done else min(SOLO, m)):
             w_new, g = _one_step(chain, Z, spec, pending[0], w, t + 1)
             t, pending, per_step = t + 1, pending[1:], per_step + 1
             still = t > 1 and bool(np.all(w_new == w) and np.any(g != 0))
