@@ -51,10 +51,10 @@ def same(a, b):
                                          ("optax:lion", None)])
 def test_the_store_makes_the_engines_reference_run(name, batch):
     spec = spec_of(name, lr=0.05, lr_decay=0.5)
-    rec = recipe(spec, 300, batch=batch)
+    rec = recipe(spec, 200, batch=batch)
     store = ForeignStore()
     D, model = store.data(rec.data), store.model(rec)
-    ref = engine_run((D.X, D.y), spec, 300, model=model, init_seed=3, init_scale=rec.init_scale,
+    ref = engine_run((D.X, D.y), spec, 200, model=model, init_seed=3, init_scale=rec.init_scale,
                      checkpoints=np.asarray(rec.checkpoints), engine="reference", warn=False,
                      **({} if batch is None else {"batch": batch}))
     mine = store.run(rec, warn=False)
@@ -68,8 +68,8 @@ def test_an_extension_continues_bit_identically(name):
     spec = spec_of(name, lr=0.05, lr_decay=0.5)
     store = ForeignStore()
     short = store.run(recipe(spec, 100), warn=False)
-    long = store.run(recipe(spec, 1000), warn=False)
-    alone = ForeignStore().run(recipe(spec, 1000), warn=False)
+    long = store.run(recipe(spec, 500), warn=False)
+    alone = ForeignStore().run(recipe(spec, 500), warn=False)
     assert short.continued_from == 0 and long.continued_from == 100 and alone.continued_from == 0
     same(long, alone)
 
@@ -79,15 +79,15 @@ def test_a_state_is_taken_once_and_another_problems_run_is_not_continued():
     store = ForeignStore()
     short = store.run(recipe(spec, 100), warn=False)
     data, model = problem(1)
-    other = foreignblock.run(store.data(data).X, store.data(data).y, spec, 1000, store.model(recipe(spec, 1000, 1)),
-                             init_seed=3, checkpoints=np.asarray(recipe(spec, 1000).checkpoints), warn=False,
-                             lineage=recipe(spec, 1000, 1).lineage(), extend=short)
+    other = foreignblock.run(store.data(data).X, store.data(data).y, spec, 500, store.model(recipe(spec, 500, 1)),
+                             init_seed=3, checkpoints=np.asarray(recipe(spec, 500).checkpoints), warn=False,
+                             lineage=recipe(spec, 500, 1).lineage(), extend=short)
     assert other.continued_from == 0 and not short.final_state.taken
-    long = store.run(recipe(spec, 1000), warn=False)
+    long = store.run(recipe(spec, 500), warn=False)
     assert long.continued_from == 100 and short.final_state.taken
-    rec = recipe(spec, 1000)
+    rec = recipe(spec, 500)
     D = store.data(rec.data)
-    again = foreignblock.run(D.X, D.y, spec, 1000, store.model(rec), init_seed=3,
+    again = foreignblock.run(D.X, D.y, spec, 500, store.model(rec), init_seed=3,
                              checkpoints=np.asarray(rec.checkpoints), warn=False, lineage=rec.lineage(), extend=short)
     assert again.continued_from == 0
     same(again, long)
