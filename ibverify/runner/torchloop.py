@@ -293,11 +293,12 @@ def _continue(prev: list | None, identity: str, cps: np.ndarray, ws: np.ndarray)
 
 
 class ForeignStore(RunStore):
-    """A run store whose torch optimizers' linear-model runs are made by `run_many` (under the same content key, so
-    a claim and its judge share them), each continuing the longest shorter run of its lineage held here (`extend`);
-    every other run as RunStore makes it. `stack(recipes)` names the runs to make together: the first request for
-    one of them (or for a longer run of its lineage) makes all of them in one torch parameter. Sent to a Dask worker
-    it becomes that worker's process store (RunStore.__reduce__), which makes every run the engine's way."""
+    """A run store whose torch optimizers' linear-model runs are made by `run_many` and optax optimizers' by
+    runner.optaxloop.run (under the same content key, so a claim and its judge share them), each continuing the
+    longest shorter run of its lineage held here (`extend`); every other run as RunStore makes it. `stack(recipes)`
+    names the runs to make together: the first request for one of them (or for a longer run of its lineage) makes all
+    of them in one torch parameter. Sent to a Dask worker it becomes that worker's process store
+    (RunStore.__reduce__), which makes every run the engine's way."""
 
     def __init__(self):
         super().__init__()
@@ -321,8 +322,49 @@ class ForeignStore(RunStore):
         return recipe.model is None and not recipe.options and recipe.engine in (None, "reference") \
             and eligible(recipe.spec)
 
+    @staticmethod
+    def _optax(recipe) -> bool:
+        from . import optaxloop
+
+        return recipe.model is None and not recipe.options and recipe.engine in (None, "reference") \
+            and optaxloop.eligible(recipe.spec)
+
+    @staticmethod
+    def _blocks(recipe, io) -> bool:
+        from . import foreignblock
+
+        return recipe.model is not None and set(io) <= {"warn"} and recipe.engine in (None, "reference") \
+            and set(dict(recipe.options)) <= {"batch"} and foreignblock.eligible(recipe.spec)
+
+    def _block_run(self, recipe, progress, warn: bool):
+        """A torch or optax optimizer's block run (runner.foreignblock), continuing the longest shorter run of its
+        lineage held here; the engine's way when its chain compiles."""
+        from ..models import initial_point
+        from . import foreignblock
+
+        if ("run", recipe.key()) in self._memo:
+            return self._memo["run", recipe.key()]
+        data, model = self.data(recipe.data), self.model(recipe)
+        theta0 = recipe.theta0 if recipe.theta0 is not None else initial_point(model, recipe.init_seed,
+                                                                               recipe.init_scale)
+        if recipe.engine is None and foreignblock.compiles(model, data.X, data.y, recipe.spec, theta0, model.L):
+            return super().run(recipe, progress=progress, warn=warn)
+        held = self._lineage.setdefault(recipe.lineage(), [])
+        prev = max((r for r in held if r.horizon <= recipe.steps), key=lambda r: r.horizon, default=None)
+        cps = recipe.checkpoints
+        cps = cps if cps is None or isinstance(cps, int) else np.asarray(cps, dtype=np.int64)
+        value = self.get("run", recipe.key(), lambda: foreignblock.run(
+            data.X, data.y, recipe.spec, recipe.steps, model, theta0=recipe.theta0, init_seed=recipe.init_seed,
+            init_scale=recipe.init_scale, checkpoints=cps, batch=dict(recipe.options).get("batch"),
+            progress=progress, warn=warn, lineage=recipe.lineage(), extend=prev))
+        if all(r is not value for r in held):
+            held.append(value)
+        return value
+
     def run(self, recipe, *, progress=None, **io):
-        if io or not self._loop(recipe):
+        if self._blocks(recipe, io):
+            return self._block_run(recipe, progress, io.get("warn", True))
+        if io or not (self._loop(recipe) or self._optax(recipe)):
             return super().run(recipe, progress=progress, **io)
         if ("run", recipe.key()) not in self._memo and recipe.lineage() in self._stacks:
             self._make_stack(recipe, progress)
@@ -330,7 +372,20 @@ class ForeignStore(RunStore):
         prev = max((r for r in held if r.horizon <= recipe.steps), key=lambda r: r.horizon, default=None)
         Z = self.data(recipe.data).Z
         cps = recipe.checkpoints if recipe.checkpoints is not None else 30
-        value = self.get("run", recipe.key(), lambda: run(Z, recipe.spec, recipe.steps, cps, progress, prev))
+        if self._optax(recipe):
+            from . import optaxloop
+
+            def make(Z, spec, steps, cps, progress, prev):
+                try:
+                    return optaxloop.run(Z, spec, steps, cps, progress, prev)
+                except optaxloop.Unfit:   # the engine's per-step run: its own answer or error line
+                    from ..engine import run as engine_run
+
+                    cps = cps if np.isscalar(cps) else np.asarray(cps, dtype=np.int64)
+                    return engine_run(Z, spec, steps, checkpoints=cps, engine=recipe.engine, progress=progress)
+        else:
+            make = run
+        value = self.get("run", recipe.key(), lambda: make(Z, recipe.spec, recipe.steps, cps, progress, prev))
         if all(r is not value for r in held):
             held.append(value)
         return value

@@ -1,0 +1,53 @@
+"""benchmarks/bench_foreign.py: docs/benchmarks.md's table is the render of benchmarks/foreign.json (what `--check`
+holds), a record measured with ibverify/ differing from its commit is marked dirty, and `--check` fails on a page
+whose table differs (no timing: the figures are measured by the script, never here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_foreign.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("ibverify_bench_foreign", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+RECORD = {"case": "optax:lion@linear@fast", "optimizer": "optax:lion", "model": "linear", "tier": "fast",
+          "path": "foreign loops", "cpu_s": 11.04, "wall_s": 61.6, "bias_cpu_s": 7.5, "supported": ["linf"],
+          "created": "2026-12-07 19:54 UTC", "commit": "0db0abe", "clean": True, "machine": "x86_64, 2 CPUs",
+          "load_average": 6.5}
+
+
+def test_the_pages_table_is_the_jsons():
+    assert load().main(["--check"]) == 0
+
+
+def test_a_row_says_what_was_measured_and_a_dirty_one_says_so():
+    bench = load()
+    text = bench.render([RECORD, {**RECORD, "path": "per-step (before)", "cpu_s": 400.0, "clean": False}])
+    rows = text.splitlines()
+    assert rows[0] == bench.BEGIN and rows[-1] == bench.END
+    assert rows[3] == ("| `optax:lion` | linear | fast | foreign loops | 11.0 | 61.6 | linf | 2026-12-07 19:54 UTC "
+                       "| 0db0abe | 6.5 |")
+    assert rows[4].startswith("| `optax:lion` | linear | fast | per-step (before) | 400.0 |")
+    assert rows[4].endswith("| 0db0abe (dirty) | 6.5 |")
+
+
+def test_check_fails_on_a_page_whose_table_differs(tmp_path, monkeypatch, capsys):
+    bench = load()
+    page = tmp_path / "benchmarks.md"
+    records = tmp_path / "foreign.json"
+    records.write_text(json.dumps([RECORD]))
+    page.write_text("# B\n\n" + bench.render([RECORD]) + "\n")
+    monkeypatch.setattr(bench, "DOCS", page)
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    assert bench.main(["--check", "--json", str(records)]) == 0
+    records.write_text(json.dumps([{**RECORD, "cpu_s": 12.0}]))
+    assert bench.main(["--check", "--json", str(records)]) == 1
+    assert "run python benchmarks/bench_foreign.py --docs" in capsys.readouterr().err
