@@ -32,7 +32,8 @@ def test_the_front_end_follows_the_stream(monkeypatch):
     assert Progress("x", stream=Tty()).enabled
 
 
-def test_bar_counts_steps_and_first_frame_has_no_eta():
+def test_bar_counts_steps_and_first_frame_has_no_eta(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)   # CI's terminal is a log (test_the_front_end_follows_the_stream)
     # issue 11: the hand-written bar's first frame said "ETA 3222510.4s"
     s = Tty()
     p = Progress("inc-adam", enabled=True, stream=s)
@@ -44,7 +45,8 @@ def test_bar_counts_steps_and_first_frame_has_no_eta():
     assert "1.00k/1.00k" in s.getvalue() and "100%" in s.getvalue()
 
 
-def test_resumed_run_starts_at_its_step():
+def test_resumed_run_starts_at_its_step(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)   # CI's terminal is a log (test_the_front_end_follows_the_stream)
     s = Tty()
     p = Progress("adam", enabled=True, stream=s)
     p.steps(400, 1000)
@@ -52,7 +54,8 @@ def test_resumed_run_starts_at_its_step():
     p.close()
 
 
-def test_messages_use_the_current_label():
+def test_messages_use_the_current_label(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)   # CI's terminal is a log (test_the_front_end_follows_the_stream)
     s = Tty()
     p = Progress(enabled=True, stream=s)
     p.label = "baek.claim"
