@@ -2,11 +2,11 @@
 
     python benchmarks/bench_precond.py [--rounds 5] [--quick] [--json PATH] [--markdown PATH]
 
-The full tier runs precond-gd (four rows: wang/soudry.control.precond-gd-l2, ji-telgarsky.control.precond-gd-alignment,
+The full tier ran precond-gd (four rows: wang/soudry.control.precond-gd-l2, ji-telgarsky.control.precond-gd-alignment,
 nacson.control.precond-sgd-replacement-l2) through `run(..., engine="reference")`, the numpy chain stepped in Python;
 this measures what a step costs there and in the compiled kernel, on GR data at the rows' sizes (n ≤ 20, d ≤ 50; full
 batch, and batch 2 drawn with replacement), constant lr 0.1 (the rows run lr_decay 0). The kernel is fed as
-`engine.vector.CompiledState.advance` feeds a kernel (the table does not route precond-gd to it yet).
+`engine.vector.CompiledState.advance` feeds a kernel (the table routes precond-gd to it: the row's default engine).
 Agreement first: after AGREE steps the kernel's w must match the reference's to 1e−12 relative, else exit 1. Then
 `rounds` interleaved rounds (`harness.rounds`: each contender once per round, order rotated): the reference runs
 REF_STEPS steps, the kernel KERNEL_STEPS (per-step costs differ by orders of magnitude); the speed-up is the median

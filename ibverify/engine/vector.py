@@ -20,13 +20,15 @@ from ..optim import NAMES, OptimizerSpec, Sampler, build
 from ..optim.backend import Float64, MPMath
 from . import kernels as K
 from . import kernels_more as KM
+from . import kernels_precond as KP
 from .checkpoint import Saver
 from .trajectory import Hooks, Run, frozen, log_checkpoints
 
 ENGINES = ("compiled", "reference", "mpmath")
 # the compiled kernels by kind (a row of the optimizer table names its own: `OptimizerInfo.kernel`): module, code
 KERNELS = {"adam": (K, K.ADAM), "signum": (K, K.SIGNUM), "gd": (K, K.GD), "ngd": (K, K.NGD), "proxy": (K, K.PROXY),
-           "l1": (KM, KM.L1), "lion": (KM, KM.LION), "adagrad": (KM, KM.ADAGRAD), "adamw": (KM, KM.ADAMW)}
+           "l1": (KM, KM.L1), "lion": (KM, KM.LION), "adagrad": (KM, KM.ADAGRAD), "adamw": (KM, KM.ADAMW),
+           "precond": (KP, KP.PRECOND)}
 CHUNK_WORK = 1 << 21  # sample-steps per kernel call (bounds index memory, paces progress)
 
 
@@ -93,8 +95,8 @@ class CompiledState:
             k = int(min(steps, per))
             idx, pos = sample_block(self.sampler, k)
             mod, kind = KERNELS[spec.row.kernel]
-            if mod is KM:
-                KM.run_chunk(kind, Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
+            if mod is not K:   # kernels_more, kernels_precond: one signature with λ
+                mod.run_chunk(kind, Z, idx, pos, k, self.w, self.m, self.v, self.s, self.t, spec.lr,
                              spec.lr_decay, spec.beta1, spec.beta2, spec.eps, spec.bias_correction,
                              float(spec.weight_decay or 0.0), loss_code(spec), log_frame, self.diag)
             else:

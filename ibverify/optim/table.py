@@ -224,10 +224,10 @@ ROWS = (
     # issue 33: a same-speed wrong-limit control (the classical ℓ2 claims' control: GD's 1/log t rate, another limit)
     OptimizerInfo("precond-gd", "other", "diagonally preconditioned GD: θ ← θ − η_t D g, D = diag(10^(j/(d−1) − 1)), "
                   "j = 0 … d−1 (fixed, 0.1 … 1); limit: the D^(−1/2)-weighted ℓ2 max margin, at GD's rate 1/log t",
-                  "adaptive", ("vector",), _impl(REF), {}, "any",
+                  "adaptive", ("vector",), _impl(VEC), {}, "any",
                   skips={"geometry": "its limit is the max margin of the D^(−1/2)-weighted ℓ2 norm, none of the "
                                      "table's geometries (tests/unit/test_precond_gd.py checks it)"},
-                  vector=lambda s, xp: [T.precondition_diagonal(xp)]),
+                  vector=lambda s, xp: [T.precondition_diagonal(xp)], kernel="precond"),
     # issue 33: Thm 5.1's same-speed wrong-limit control (Signum's speed, the weighted-ℓ∞ limit)
     OptimizerInfo("precond-signum", "other", "diagonally preconditioned Signum: m ← β1 m + (1−β1) g; θ ← θ − η_t D "
                   "sign(m), D as precond-gd's; = D ⊙ (Signum on the data Z·D) exactly; limit: the max margin of the "

@@ -41,10 +41,10 @@ def test_the_diagonal_is_fixed_positive_not_a_multiple_of_the_identity_and_at_mo
         assert D.shape == (d,) and D.min() == pytest.approx(0.1) and D.max() == 1.0 and np.all(np.diff(D) > 0)
     assert precond_diagonal(1).tolist() == [1.0]
     assert info("precond-gd").geometry == "adaptive" and info("precond-gd").implementations["vector"] == (
-        "reference", "mpmath")
+        "compiled", "reference", "mpmath") and info("precond-gd").kernel == "precond"
 
 
-@pytest.mark.parametrize("engine", ["reference", "mpmath"])
+@pytest.mark.parametrize("engine", ["compiled", "reference", "mpmath"])
 def test_first_step_by_hand(engine):
     # step 0 at w = 0: σ(0) = ½, ∇L = −(z_0 + z_1)/4 = −(1, 1/4, 3/8), so w1 = η D (1, 1/4, 3/8)
     r = run(Z, OptimizerSpec("precond-gd", lr=0.3, lr_decay=0.0), 1, checkpoints=np.array([1]), engine=engine)
