@@ -7,8 +7,9 @@ kernel in `kernels._stateless_chunk`). Same sampler layout, state arrays and dia
 kernels; `run_chunk` has the signature of `kernels_more.run_chunk` (m, v, s, the moment knobs, λ and log_frame are
 accepted and unused: the update keeps no state).
 
-The table's row names it (`kernel="precond"`, `engine.vector.KERNELS`), so `engine.run` takes it by default. Its kernels bind to the engine's source-keyed numba cache (`_kernel_cache`) here, as
-the modules imported by `engine/__init__` do there.
+The table's row names it (`kernel="precond"`, `engine.vector.KERNELS`), so `engine.run` takes it by default.
+Its kernels bind to the engine's source-keyed numba cache (`_kernel_cache`) here, as the modules imported by
+`engine/__init__` do there.
 """
 
 from __future__ import annotations
