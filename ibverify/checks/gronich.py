@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import cvxpy as cp
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -32,6 +31,9 @@ from ..blocks import inner
 from ..geometry import analysis
 from ..geometry.base import polar
 from ..strategies.network import block_params, model_and_point
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 # ------------------------------------------------------------------------------------------- building blocks
 

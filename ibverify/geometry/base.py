@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import cvxpy as cp
 import numpy as np
 
 from ..blocks import Params, inner
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 class Geometry(Protocol):

@@ -7,7 +7,6 @@ Muon-Signum). Dual: h_*(g) = (1/c)·Σ_k ‖G_k‖_nuc + ‖g_u‖_1. LMO(g) = (
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..errors import IbverifyError
@@ -15,6 +14,9 @@ from ..blocks import Params
 from .base import GeometryBase, cvx_nuclear, cvx_spectral, cvx_vec, nuclear, polar, spectral
 from .linf import linf_face
 from .msp import msp_face
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 class Hybrid(GeometryBase):

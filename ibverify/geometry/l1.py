@@ -9,12 +9,14 @@ coordinates with |θ_j| ≤ tau·‖θ‖_∞ as zero.
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..blocks import Params
 from .base import GeometryBase, cvx_vec
 from .linf import _l1, _linf
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 def l1_lmo(g: Params) -> Params:

@@ -5,11 +5,13 @@ LMO(g) = −g/‖g‖_2; ∂(½‖·‖²)(θ) = {θ}, so the KKT residual is th
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..blocks import Params, fro
 from .base import GeometryBase, cvx_vec
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 class L2(GeometryBase):

@@ -6,11 +6,13 @@ LMO(g) = −sign(g) (coordinates with g_j = 0 get 0).
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..blocks import Params
 from .base import GeometryBase, cvx_vec
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 def _linf(p: Params) -> float:

@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..blocks import Params
 from .base import GeometryBase, cvx_nuclear, cvx_psd_combo, cvx_spectral, nuclear, polar, spectral, spectral_face
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 def msp_face(theta: Params, level: float, scale: float, tau: float):

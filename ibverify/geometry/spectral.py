@@ -7,12 +7,14 @@ A 1-D block is treated as a 1×m row matrix.
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..errors import IbverifyError
 from ..blocks import Params
 from .base import GeometryBase, cvx_nuclear, cvx_psd_combo, cvx_spectral, nuclear, polar, spectral, spectral_face
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 class Spectral(GeometryBase):

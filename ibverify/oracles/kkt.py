@@ -24,7 +24,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 from scipy.optimize import nnls
 
@@ -32,6 +31,9 @@ from ..errors import IbverifyError
 from ..blocks import Params
 from ..cache import fingerprint
 from .base import Memo
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 
 @dataclass

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 from scipy.linalg import null_space
 from scipy.optimize import linprog
 
 from ..errors import IbverifyError
 from .padam import PAdamSolution
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 RANGE_TOL = 1e-9  # relative width below which a dual coordinate counts as determined
 

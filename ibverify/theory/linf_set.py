@@ -8,12 +8,14 @@ to every ℓ∞ solution.
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 from scipy.optimize import linprog
 
 from ..errors import IbverifyError
 from ..oracles.fallback import min_norm_lower_bound
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 SLACK = 1e-9  # relative relaxation of γ∞ so that rounding in γ∞ cannot empty S∞
 

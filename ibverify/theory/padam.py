@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 from scipy.optimize import nnls
 
 from ..errors import IbverifyError
 from . import certificate
 from .certificate import Certificate
+from ..lazyimport import lazy
+
+cp = lazy("cvxpy")  # imported on first use (start-up time)
 
 CLARABEL = dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10, max_iter=400)
 ACTIVE_TOL = 1e-7  # slack below which a constraint is treated as active when polishing
