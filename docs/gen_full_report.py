@@ -9,7 +9,10 @@ The section (between the markers in docs/full-tier.md) is made from the baseline
 hashes (ibverify.report.freshness, as `ibverify compare --fresh` reads them): it opens with "N of M rows current",
 then which claims are current, stale or missing (each stale row with the commit it was made at, its verdict then and
 the modules under its check hash changed since: `git diff --name-only COMMIT` against this checkout, intersected with
-the check's closure; where git or the commit is unavailable it says so), the verdicts, the runtimes. So a change to a
+the check's closure; where git or the commit is unavailable it says so), the verdicts, the runtimes, and the seed
+agreement: per claim its verdict at seeds 0, 1 and 2 from the records ci/baseline-full-seed1.json and -seed2.json
+(partial records, made in slices by `verify --stale … --costs ci/baseline-full.json`; a row not yet made is "—"),
+with the claims whose verdicts differ between seeds named. So a change to a
 check's code, a claim file or the baseline changes the page, and `--check` (tests/test_docs.py, .ci/run) asks for the
 regenerated section in the same commit. The report (as `ibverify report ci/baseline-full.json --out
 docs/full-report`, with each stale row marked STALE ROW on its page and in the index; figures reused when their key
@@ -31,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if importlib.util.find_spec("ibverify") is None:   # run from a checkout without an install (mkdocs loads the hook)
     sys.path.insert(0, str(ROOT))
 BASELINE = ROOT / "ci" / "baseline-full.json"
+SEED_RECORDS = {1: ROOT / "ci" / "baseline-full-seed1.json", 2: ROOT / "ci" / "baseline-full-seed2.json"}
 PAGE = ROOT / "docs" / "full-tier.md"
 REPORT = ROOT / "docs" / "full-report"
 FIGURE_CLAIM = "baek.gr-inc-adam-l2"
@@ -55,10 +59,46 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 
-def section(baseline: dict, claims: list, changed=None) -> str:
+def seed_section(records: dict[int, dict], claims: list) -> list[str]:
+    """The seed-agreement table: per claim with a full tier, its verdict in each record (seed → results dict), "—"
+    where the record has no row yet, "(stale)" after a stale row's verdict; then the claims whose verdicts differ
+    between the seeds that have a row, each with every seed's key figure."""
+    from ibverify.report.freshness import freshness
+
+    seeds = sorted(records)
+    fresh = {s: freshness(records[s], claims, partial=True) for s in seeds}
+    rows = {s: {r["id"]: r for r in records[s]["claims"]} for s in seeds}
+    stale = {s: {i for i, _, _ in fresh[s].stale} for s in seeds}
+    order = fresh[seeds[0]].order
+    made = ", ".join(f"seed {s}: {len(rows[s])} of {len(order)} made, {fresh[s].current} current" for s in seeds)
+    out = ["", "### Seed agreement", "", f"Rows per seed ({made}). A claim's verdicts agree when every seed that has "
+           "a row gives the same verdict; a dash is a row not yet made.", ""]
+    differ = []
+    table = ["| claim | " + " | ".join(f"seed {s}" for s in seeds) + " | agree |",
+             "|---|" + "---|" * (len(seeds) + 1)]
+    for i in order:
+        have = {s: rows[s][i]["verdict"] for s in seeds if i in rows[s]}
+        cells = [(have[s] + (" (stale)" if i in stale[s] else "")) if s in have else "—" for s in seeds]
+        agree = "—" if len(have) < 2 else "yes" if len(set(have.values())) == 1 else "**no**"
+        if agree == "**no**":
+            differ.append(i)
+        table.append(f"| `{i}` | " + " | ".join(cells) + f" | {agree} |")
+    if differ:
+        out += [f"Verdicts that differ between seeds ({len(differ)}), each with its key figure per seed:", ""]
+        def figure(r: dict) -> str:
+            return _cell(_short((r.get("outcome") or {}).get("figure") or "", 160))
+
+        out += [f"- `{i}`: " + "; ".join(f"seed {s} {rows[s][i]['verdict']}: {figure(rows[s][i])}"
+                                         for s in seeds if i in rows[s]) for i in differ] + [""]
+    else:
+        out += ["No claim's verdict differs between the seeds that have its row.", ""]
+    return out + table
+
+
+def section(baseline: dict, claims: list, changed=None, seeds: dict[int, dict] | None = None) -> str:
     """The generated Markdown between the markers (markers included), from a results dict and the registry;
     `changed(claim, commit)`: the words for what changed under a stale row since its commit (default `changed_since`,
-    from git)."""
+    from git); `seeds`: the records at other seeds (seed → results dict) for the seed-agreement table."""
     from ibverify.report.freshness import freshness, published_crossings
 
     changed = changed or changed_since
@@ -139,6 +179,8 @@ def section(baseline: dict, claims: list, changed=None) -> str:
                    f"{cost} | {_decided_at(r)} | {_cell(_short(fig))} |")
     for i in fr.missing:
         out.append(f"| `{i}` | — | — | missing | — | — | no row |")
+    if seeds:
+        out += seed_section({baseline["seed"]: baseline, **seeds}, claims)
     out += ["", END]
     return "\n".join(out)
 
@@ -238,13 +280,13 @@ def stale_notes(baseline: dict, claims: list, changed=None) -> dict[str, str]:
                + changed(by_id[i], fr.commits[i]).replace("`", "") for i, old, new in fr.stale}
 
 
-def render(text: str, baseline: dict, claims: list) -> str:
+def render(text: str, baseline: dict, claims: list, seeds: dict[int, dict] | None = None) -> str:
     """The page text with its generated section replaced."""
     head, sep, rest = text.partition(START)
     _, sep2, tail = rest.partition(END)
     if not sep or not sep2:
         raise SystemExit(f"{PAGE}: the markers {START} … {END} are missing")
-    return head + section(baseline, claims) + tail
+    return head + section(baseline, claims, seeds=seeds) + tail
 
 
 def _inputs():
@@ -252,6 +294,12 @@ def _inputs():
     from ibverify.report.schema import load_results
 
     return load_results(BASELINE), load_registry(ROOT / "claims")
+
+
+def _seed_records() -> dict[int, dict]:
+    from ibverify.report.schema import load_results
+
+    return {s: load_results(p) for s, p in SEED_RECORDS.items() if p.exists()}
 
 
 def render_report() -> None:
@@ -276,7 +324,7 @@ def on_pre_build(config, **kwargs) -> None:
 
 def main(argv: list[str]) -> int:
     text = PAGE.read_text(encoding="utf-8")
-    new = render(text, *_inputs())
+    new = render(text, *_inputs(), seeds=_seed_records())
     if "--check" in argv:
         if new != text:
             print(f"{PAGE.relative_to(ROOT)} is out of date (the baseline or a check hash changed): "

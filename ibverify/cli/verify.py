@@ -141,9 +141,30 @@ def cmd_stale(args, profile) -> int:
     from ..report.schema import load_results  # start-up time: the report package
 
     path = Path(args.stale)
-    load_results(path)   # a missing or damaged baseline: its one-line error, before a lock file is made beside it
+    if not path.exists():
+        _start_record(args, path)
+    load_results(path)   # a damaged baseline: its one-line error, before a lock file is made beside it
     with sole_writer(path):
         return _refresh(args, profile, path)
+
+
+def _start_record(args, path: Path) -> None:
+    """A baseline that does not exist yet (e.g. the full tier at seed 1): with --tier and --seed, an empty record of
+    that tier and seed is written there, and the refresh makes its rows (all missing) in slices."""
+    from datetime import datetime, timezone
+
+    from ..report.schema import SCHEMA, summarize, write_results
+    from ..runner.claim import versions
+
+    if args.tier is None or args.seed is None:
+        raise IbverifyError(f"--stale {path}: no such baseline; to start a new record there give its --tier and --seed "
+                            f"(e.g. --tier full --seed 1)")
+    if not path.parent.is_dir():
+        raise IbverifyError(f"--stale {path}: no folder {path.parent}")
+    write_results({"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                   "tier": args.tier, "seed": int(args.seed), "versions": versions(), "summary": summarize([]),
+                   "claims": []}, path)
+    print(f"{path}: a new {args.tier}-tier record at seed {args.seed}, every row still to make", flush=True)
 
 
 def _refuse_merge(results: dict, path: Path, why: str) -> None:
@@ -186,7 +207,7 @@ def _refresh(args, profile, path: Path) -> int:
     if not todo and not fresh.dropped:
         say(f"{path}: every {args.tier}-tier row is current; nothing to run")
         return 0
-    estimates = {r["id"]: r.get("cpu_s") for r in base["claims"]}
+    estimates = row_estimates(base["claims"], load_results(args.costs)["claims"] if args.costs is not None else [])
     todo, left = slice_plan(todo, estimates, args.budget_rows, _budget_s(args))
     if args.budget_rows is not None or args.budget_cpu_min is not None:
         say(plan_line(todo, left, estimates))
@@ -252,6 +273,14 @@ def _refresh(args, profile, path: Path) -> int:
     return _status(summarize(rows)) if rows else 0
 
 
+def row_estimates(rows: list[dict], other: list[dict]) -> dict[str, float | None]:
+    """Claim id → the CPU seconds a refresh expects its row to cost: its row's `cpu_s`, else (no row, or none recorded)
+    the same claim's in `other` (`--costs`: another record of the tier, e.g. seed 0's for seed 1), else None."""
+    own = {r["id"]: r.get("cpu_s") for r in rows}
+    theirs = {r["id"]: r.get("cpu_s") for r in other}
+    return {i: own[i] if own.get(i) is not None else theirs.get(i) for i in {**theirs, **own}}
+
+
 def _budget_s(args) -> float | None:
     return None if args.budget_cpu_min is None else 60.0 * args.budget_cpu_min
 
@@ -259,7 +288,8 @@ def _budget_s(args) -> float | None:
 def check_budget(args) -> None:
     """--budget-rows K (an integer ≥ 1) and --budget-cpu-min M (a finite number > 0) go with --stale only."""
     if args.stale is None:
-        for flag, v in (("--budget-rows", args.budget_rows), ("--budget-cpu-min", args.budget_cpu_min)):
+        for flag, v in (("--budget-rows", args.budget_rows), ("--budget-cpu-min", args.budget_cpu_min),
+                        ("--costs", getattr(args, "costs", None))):
             if v is not None:
                 raise IbverifyError(f"{flag} applies to --stale BASELINE only")
     if args.budget_rows is not None and args.budget_rows < 1:
@@ -584,6 +614,9 @@ def add_verify_parser(sub) -> None:
     v.add_argument("--budget-rows", type=int, default=None, metavar="K",
                    help="with --stale: re-make at most K of the rows to refresh, costliest first (each row's "
                         "recorded cpu_s), each merged as soon as it is made; run again for the next slice")
+    v.add_argument("--costs", default=None, metavar="BASELINE",
+                   help="with --stale: the estimate of a row the refreshed record lacks (or that records no cpu_s) "
+                        "is the same claim's cpu_s in this record (e.g. ci/baseline-full.json for seed 1's)")
     v.add_argument("--budget-cpu-min", type=float, default=None, metavar="M",
                    help="with --stale: re-make, costliest first, the rows whose recorded CPU minutes add up to at "
                         "most M (a row that does not fit is left for a later slice), each merged as soon as made")

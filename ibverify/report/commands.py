@@ -31,13 +31,14 @@ def compare_command(baseline_path: str | os.PathLike, results_path: str | os.Pat
 
 
 def fresh_command(baseline_path: str | os.PathLike, claims: list, report_only: bool = False,
-                  out: TextIO | None = None) -> int:
+                  out: TextIO | None = None, partial: bool = False) -> int:
     """`ibverify compare --fresh BASELINE.json`: one line per claim whose row is missing, stale (check hash, with the
     commit it was made at), dirty, unexpected (not as expected, but for an inconclusive row with a published fitted
     crossing) or of a claim gone from the registry (report.freshness); 1 if any row fails (all but stale ones),
-    else 0 (always 0 with report_only)."""
+    else 0 (always 0 with report_only); `partial`: a record still being built, its missing rows named NOT YET and
+    not failing."""
     out = out or sys.stdout
-    res = freshness(load_results(baseline_path), claims)
+    res = freshness(load_results(baseline_path), claims, partial)
     for line in res.lines():
         print(line, file=out)
     print(res.summary().replace("BASELINE", str(baseline_path))

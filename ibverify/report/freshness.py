@@ -15,8 +15,10 @@ and names, without failing, each
     STALE       a row whose check hash differs from the code's (or whose check cannot be hashed now), with the
                 commit it was made at: the record trails the code; docs/full-tier.md and the report show it stale
 A record may trail the code (its rows re-made in slices, `verify --stale --budget-…`); it never presents a stale row
-as current. `freshness(baseline, claims).rerun` is what `verify --stale` runs (MISSING, STALE and DIRTY, registry
-order); it drops the DROPPED rows. Rows without provenance (written before rows carried commit and dirty) are not a
+as current. A record still being built (`partial`: the full tier at seeds 1 and 2, `compare --fresh --partial`)
+names its missing rows NOT YET instead of failing on them; everything else is gated as above.
+`freshness(baseline, claims).rerun` is what `verify --stale` runs (MISSING, STALE and DIRTY, registry order); it
+drops the DROPPED rows. Rows without provenance (written before rows carried commit and dirty) are not a
 failure by themselves; the NOTE line counts them.
 """
 
@@ -40,11 +42,12 @@ class Freshness:
     commits: dict[str, str] = field(default_factory=dict)   # id → the commit its row was made at ("" unknown)
     no_provenance: list[str] = field(default_factory=list)
     order: list[str] = field(default_factory=list)   # the registry's ids with the tier
+    partial: bool = False   # a record still being built: missing rows are named, not failed
 
     @property
     def ok(self) -> bool:
-        """The gate: no missing, dirty, dropped or unexpected row (stale rows pass, named)."""
-        return not (self.missing or self.dirty or self.dropped or self.unexpected)
+        """The gate: no missing (unless partial), dirty, dropped or unexpected row (stale rows pass, named)."""
+        return not ((self.missing and not self.partial) or self.dirty or self.dropped or self.unexpected)
 
     @property
     def current(self) -> int:
@@ -58,7 +61,8 @@ class Freshness:
         return [i for i in self.order if i in want]
 
     def lines(self) -> list[str]:
-        out = [f"MISSING {i}: has a {self.tier} tier, no row in the baseline" for i in self.missing]
+        out = [f"NOT YET {i}: has a {self.tier} tier, no row yet (a partial record: not failing)" if self.partial else
+               f"MISSING {i}: has a {self.tier} tier, no row in the baseline" for i in self.missing]
         out += [f"STALE   {i}: made at commit {self.commits.get(i, '')[:7] or '(unknown)'}, check_hash "
                 f"{old or '(none)'} in the baseline, {new or '(cannot hash)'} now (not failing: shown as stale)"
                 for i, old, new in self.stale]
@@ -73,6 +77,10 @@ class Freshness:
 
     def summary(self) -> str:
         stale = f"{len(self.stale)} stale row(s) named above (made at older code; not failing)" if self.stale else ""
+        if self.ok and self.partial and self.missing:
+            return (f"fresh: OK (partial record), {self.current} of {len(self.order)} {self.tier}-tier rows current, "
+                    f"{len(self.missing)} not yet made" + (f"; {stale}" if stale else "")
+                    + "; make more with `ibverify verify --stale BASELINE --budget-cpu-min M`")
         if self.ok:
             if not self.stale:
                 return f"fresh: OK, all {self.rows} {self.tier}-tier rows are current"
@@ -85,13 +93,13 @@ class Freshness:
                 + "; refresh with `ibverify verify --stale BASELINE`")
 
 
-def freshness(baseline: dict, claims: list) -> Freshness:
+def freshness(baseline: dict, claims: list, partial: bool = False) -> Freshness:
     """Compare a (validated) baseline results dict with the registry `claims` (ibverify.claims.Claim, all of them:
-    those without the baseline's tier are what DROPPED means)."""
+    those without the baseline's tier are what DROPPED means); `partial`: a record still being built."""
     tier = baseline["tier"]
     have = [c for c in claims if tier in c.tiers]
     rows = {r["id"]: r for r in baseline["claims"]}
-    res = Freshness(tier, rows=len(rows), order=[c.id for c in have])
+    res = Freshness(tier, rows=len(rows), order=[c.id for c in have], partial=partial)
     for c in have:
         row = rows.get(c.id)
         if row is None:

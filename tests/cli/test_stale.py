@@ -9,13 +9,17 @@ sequential check (outcome.horizons), and the summary sums the per-example decisi
 
 The claims are three tiny ones in a temporary registry, with a pure-Python check module beside them: seconds."""
 
+import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from ibverify import IbverifyError
+from ibverify.claims import load_registry
 from ibverify.cli import main
+from ibverify.cli.verify import row_estimates
+from ibverify.report.freshness import freshness
 from ibverify.report.schema import dumps, load_results, summarize, validate_results
 from ibverify.runner import claim as runner_claim
 
@@ -669,3 +673,124 @@ def test_on_dask_each_row_is_merged_as_it_comes(registry, tmp_path, monkeypatch,
     assert "2 row(s) merged" in capsys.readouterr().out
     rows = {r["id"]: r for r in load_results(base)["claims"]}
     assert [i for i, r in rows.items() if r["check_hash"] != "0" * 16] == ["t.plain-a", "t.plain-b"]
+
+
+# ------------------------------------------------------------------ records at other seeds (issue 50 item 5)
+# `verify --stale NEW.json --tier T --seed S` starts an empty record and makes its rows in slices, a missing row's cost
+# estimated from another record (`--costs`); `compare --fresh --partial` names the rows not yet made without failing
+# on them (and still fails on a dirty, dropped or unexpected row); the seed-agreement table of docs/full-tier.md shows
+# each claim's verdict per seed and names the claims that differ.
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_full_report", ROOT / "docs" / "gen_full_report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_new_record_needs_its_tier_and_seed(registry, tmp_path, capsys):
+    new = tmp_path / "seed1.json"
+    assert verify(registry, "--stale", str(new)) == 2
+    err = capsys.readouterr().err
+    assert "no such baseline; to start a new record there give its --tier and --seed" in err and not new.exists()
+    assert verify(registry, "--stale", str(tmp_path / "nodir" / "x.json"), "--tier", "smoke", "--seed", "1") == 2
+    assert "no folder" in capsys.readouterr().err
+
+
+def test_a_new_record_is_started_and_made_in_slices_with_costs_from_another(registry, tmp_path, monkeypatch,
+                                                                             capsys):
+    seed0 = tmp_path / "seed0.json"
+    make_baseline(registry, seed0)
+
+    def cost(data):   # seed 0's recorded costs: t.plain-b the dearest, then t.late, t.plain-a
+        for r in data["claims"]:
+            r["cpu_s"] = {"t.late": 20.0, "t.plain-a": 10.0, "t.plain-b": 30.0}[r["id"]]
+    data = json.loads(seed0.read_text())
+    cost(data)
+    seed0.write_text(json.dumps(data))
+    new = tmp_path / "seed1.json"
+    seen = ran_order(monkeypatch)
+    capsys.readouterr()
+    assert verify(registry, "--stale", str(new), "--tier", "smoke", "--seed", "1", "--costs", str(seed0),
+                  "--budget-rows", "2") == 0
+    out = capsys.readouterr().out
+    assert "a new smoke-tier record at seed 1, every row still to make" in out
+    assert seen == ["t.plain-b", "t.late"]   # costliest first by seed 0's costs
+    rec = load_results(new)
+    assert rec["seed"] == 1 and rec["tier"] == "smoke" and sorted(r["id"] for r in rec["claims"]) == ["t.late",
+                                                                                                      "t.plain-b"]
+    assert all(r["seed"] == 1 for r in rec["claims"])
+    rc, said = gate(registry, new, capsys, "--partial")
+    assert rc == 0 and "NOT YET t.plain-a" in said and "2 of 3 smoke-tier rows current, 1 not yet made" in said
+    rc, said = gate(registry, new, capsys)   # as a complete record it fails on the missing row
+    assert rc == 1 and "MISSING t.plain-a" in said
+    # the next slice (the file exists now: its own tier and seed)
+    assert verify(registry, "--stale", str(new), "--costs", str(seed0)) == 0
+    assert seen[-1] == "t.plain-a" and gate(registry, new, capsys, "--partial")[0] == 0
+
+
+def test_row_estimates_prefer_the_records_own_cost_then_the_others():
+    rows = [{"id": "a", "cpu_s": 5.0}, {"id": "b", "cpu_s": None}]
+    other = [{"id": "a", "cpu_s": 50.0}, {"id": "b", "cpu_s": 60.0}, {"id": "c", "cpu_s": 70.0}]
+    assert row_estimates(rows, other) == {"a": 5.0, "b": 60.0, "c": 70.0}
+    assert row_estimates(rows, []) == {"a": 5.0, "b": None}
+
+
+def test_partial_fails_on_a_dirty_a_dropped_and_an_unexpected_row_but_not_on_a_missing_one(registry, tmp_path):
+    base = tmp_path / "b.json"
+    data = make_baseline(registry, base)
+    claims = load_registry(registry)
+    part = {**data, "claims": [r for r in data["claims"] if r["id"] != "t.plain-a"]}
+    assert freshness(part, claims, partial=True).ok and not freshness(part, claims).ok
+    dirty = {**part, "claims": [{**r, "dirty": True} if r["id"] == "t.late" else r for r in part["claims"]]}
+    assert not freshness(dirty, claims, partial=True).ok
+    dropped = {**part, "claims": part["claims"] + [{**part["claims"][0], "id": "t.gone"}]}
+    assert not freshness(dropped, claims, partial=True).ok
+    wrong = {**part, "claims": [{**r, "verdict": "refuted", "as_expected": False} if r["id"] == "t.plain-b" else r
+                                for r in part["claims"]]}
+    assert not freshness(wrong, claims, partial=True).ok
+
+
+def test_partial_applies_to_compare_fresh_only(capsys, tmp_path):
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--partial"]) == 2
+    assert "--partial applies to compare --fresh only" in capsys.readouterr().err
+
+
+@pytest.fixture
+def gen():
+    return _gen()
+
+
+def test_seed_table_shows_each_seeds_verdict_a_dash_for_a_missing_row_and_names_a_difference(registry, tmp_path,
+                                                                                              gen):
+    base = tmp_path / "b.json"
+    data = make_baseline(registry, base)
+    claims = load_registry(registry)
+    s1 = {**data, "seed": 1, "claims": [{**r, "verdict": "refuted", "as_expected": False,
+                                         "outcome": {**(r.get("outcome") or {}), "figure": "the late figure"}}
+                                        if r["id"] == "t.late" else r for r in data["claims"]]}
+    s2 = {**data, "seed": 2, "claims": [r for r in data["claims"] if r["id"] == "t.plain-a"]}
+    lines = gen.seed_section({0: data, 1: s1, 2: s2}, claims)
+    text = "\n".join(lines)
+    assert "seed 0: 3 of 3 made, 3 current, seed 1: 3 of 3 made" in text and "seed 2: 1 of 3 made, 1 current" in text
+    assert "| `t.late` | holds | refuted | — | **no** |" in text
+    assert "| `t.plain-a` | holds | holds | holds | yes |" in text
+    assert "| `t.plain-b` | holds | holds | — | yes |" in text
+    assert "Verdicts that differ between seeds (1)" in text and "seed 1 refuted: the late figure" in text
+    one = gen.seed_section({0: data, 2: {**data, "seed": 2, "claims": []}}, claims)
+    assert "| `t.plain-a` | holds | — | — |" in "\n".join(one)
+    assert "No claim's verdict differs" in "\n".join(one)
+
+
+def test_a_stale_row_at_a_seed_is_marked_stale_in_the_table(registry, tmp_path, gen):
+    base = tmp_path / "b.json"
+    data = make_baseline(registry, base)
+    claims = load_registry(registry)
+    s1 = {**data, "seed": 1, "claims": [{**r, "check_hash": "0" * 16} if r["id"] == "t.plain-b" else r
+                                        for r in data["claims"]]}
+    text = "\n".join(gen.seed_section({0: data, 1: s1}, claims))
+    assert "| `t.plain-b` | holds | holds (stale) | yes |" in text and "seed 1: 3 of 3 made, 2 current" in text
