@@ -265,3 +265,21 @@ def test_the_answer_states_each_datasets_c_and_the_text_groups_them():
                                         {"dataset": "b", "c": 0.5, "source": "s"},
                                         {"dataset": "c", "c": None, "source": "why"}]})
     assert same == ["hybrid judged at c = 0.5 on a, b (s)", "hybrid not judged on c: why"]
+
+
+def test_the_text_and_the_report_page_state_the_c_and_a_refusal():
+    from ibverify.cli.bias import text
+    from ibverify.report.bias import bias_page
+
+    model = {"model": "two-layer", "supported": [], "contradicted": [], "inconclusive": [], "datasets": 2,
+             "evidence": {}, "cpu_seconds": 1.0, "spec": {},
+             "hybrid_c": [{"dataset": "s1", "c": 0.6123724356957945, "source": "torch's rule"},
+                          {"dataset": "s2", "c": None, "source": "the blocks' c differ"}]}
+    answer = {"optimizer": "torch:Muon+Adam", "knobs": {}, "tier": "smoke", "seed": 0, "models": [model],
+              "skipped": {}}
+    lines = text(answer).splitlines()
+    assert "    hybrid judged at c = 0.6124 on s1 (torch's rule)" in lines
+    assert "    hybrid not judged on s2: the blocks' c differ" in lines
+    page = bias_page([answer], {"versions": {}, "tier": "smoke", "seed": 0}, {})
+    assert '<p class="hybrid-c">hybrid judged at c = 0.6124 on s1 (torch&#39;s rule)</p>' in page
+    assert '<p class="hybrid-c">hybrid not judged on s2: the blocks&#39; c differ</p>' in page
