@@ -180,13 +180,17 @@ def _muon(fn: Any, kwargs: Mapping[str, Any], row: OptimizerInfo) -> OptimizerIn
     if not _is_contrib_muon(fn):
         return row
     eps = float(kwargs.get("eps", 1e-8))
-    implied = ("the Muon–Adam hybrid max{c‖W‖_msp, ‖a‖∞}, c = 1/√max(1, fan_out/fan_in) = 1 for W (m × d), m ≥ d "
-               "(optax reads axis 0 as fan_in)" if eps == 0 and not kwargs.get("adam_learning_rate")
-               and not kwargs.get("consistent_rms") else "not one of paper 2's (give eps=0)")
+    scale = ("√max(1, fan_out/fan_in)" if kwargs.get("consistent_rms") is None else
+             f"√max(fan_in, fan_out)·{_fmt(kwargs['consistent_rms'])}")
+    implied = (f"the Muon–Adam hybrid max{{c‖W‖_msp, ‖a‖∞}}, c = η_A/(η_M·{scale}) per 2-D block (optax reads axis 0 "
+               f"as fan_in: c = 1 for W (m × d), m ≥ d, at the defaults; its number per run stated by bias)"
+               if eps == 0 and not kwargs.get("adaptive") else "not one of paper 2's (give eps=0, adaptive=False)")
+    lrs = "one learning_rate η_t for both" if kwargs.get("adam_learning_rate") is None else \
+        "learning_rate η_t for Muon, adam_learning_rate for AdamW"
     update = (f"optax.contrib.muon({', '.join(f'{k}={_fmt(v)}' for k, v in sorted(kwargs.items()))}) run unchanged in "
               f"float64: its own split, Muon (Newton–Schulz in float64, {int(kwargs.get('ns_steps', 5))} steps; "
-              f"update × √max(1, fan_out/fan_in)) on the 2-D blocks, AdamW (ε = eps) on the others, one learning_rate "
-              f"η_t for both; implied geometry: {implied}")
+              f"update × {scale}) on the 2-D blocks, AdamW (ε = eps) on the others, {lrs}; implied geometry: "
+              f"{implied}")
     return replace(row, models=("block",), implementations=types.MappingProxyType({"block": ("reference",)}),
                    vector=None, update=update)
 
