@@ -35,10 +35,13 @@ def test_both_parts_hyperparameters_are_recorded_with_torchs_defaults_and_the_ke
     assert "1/(√max(1, A/B))" in hp["c"] and "'original'" in hp["c"]
 
 
-def test_an_sgd_partner_implies_no_c_and_a_bare_muon_records_its_own_group():
+def test_an_sgd_partner_states_its_lr_ratio_as_no_steepest_descent_and_a_bare_muon_records_its_own_group():
+    """An SGD partner's c is still its lr ratio (bias judges the hybrid there, optim.hybridc), said to be no steepest
+    descent of one norm."""
     hp = to_spec("torch:Muon:weight_decay=0+SGD:momentum=0.5", {}, probe=False).to_json()["hyperparameters"]
     assert hp["partner"] == "SGD" and hp["partner_hyperparameters"]["momentum"] == 0.5
-    assert hp["muon"]["weight_decay"] == 0 and hp["c"].startswith("none: Muon with a SGD partner")
+    assert hp["muon"]["weight_decay"] == 0 and "1/(√max(1, A/B))" in hp["c"]
+    assert "with SGD no steepest descent of one norm" in hp["c"]
     bare = to_spec("torch:Muon:weight_decay=0", {}, probe=False).to_json()["hyperparameters"]
     assert bare == _plain({**_defaults(torch.optim.Muon), "weight_decay": 0})   # made on a 2-D block, not the kwargs
 

@@ -68,7 +68,7 @@ import numpy as np
 from ..errors import IbverifyError
 from .. import geometry as geo
 from ..blocks import fro
-from ..optim import OptimizerSpec, info
+from ..optim import OptimizerSpec, hybridc, info
 from ..oracles import kkt, maxmargin
 from ..recipes import DataRecipe, ModelRecipe, RunStore
 from ..recipes import bias as recipes
@@ -502,9 +502,10 @@ def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progres
     held = bounded_norm(r.checkpoints, [fro(th) for th in r.thetas])
     if held is not None:   # a bounded ‖θ‖ (weight decay): no KKT point of a margin problem to approach
         return {g: replace(j, units=units) for g, j in _bounded(S.applicable(model), held, T, "residual").items()}
-    c = getattr(r.optimizer.geometry, "c", 1.0)
+    c = hybridc.implied(spec, model.blocks)   # the c its pair implies (None: the hybrid not judged), said in the answer
     t2, _, _ = S.judge_direction(r.checkpoints, r.thetas, NET["t2_dir_max"], NET["t2_drop"], final)
-    sc = S.score(r, model, D, c, NET["decades"])
+    names = [g for g in S.applicable(model) if c.value is not None or g != "hybrid"]
+    sc = S.score(r, model, D, c.value or 1.0, NET["decades"], names)
     out = {}
     for g in sc.residual:
         j = S.judge(sc, g, guard=NET["guard"], min_drop=NET["min_drop"], decades=NET["decades"], bound=NET["bound"],

@@ -157,8 +157,9 @@ def text(out: dict) -> str:
     """The human answer: per model, its outcome worded as what is known (report.bias.headline: the supported
     geometries with their resolutions, "l2 (to within 0.31 %)"; "none of these" when every geometry is contradicted;
     "undecided at T …" with the closest geometry and how far to extend; a bounded ‖θ‖ with the setting that bounds
-    it), the geometries with one line each, what each geometry means, and the two-layer net's units alive."""
-    from ..report.bias import bounded_text, headline, resolution_text
+    it), the geometries with one line each, what each geometry means, the c the hybrid was judged at (or why it was
+    not judged), and the two-layer net's units alive."""
+    from ..report.bias import bounded_text, headline, hybrid_c_lines, resolution_text
 
     own = str(out["optimizer"]).startswith(("torch:", "optax:"))   # a library's optimizer reads no knob of the table
     knobs = (", ".join(f"{k} = {v}" for k, v in out["knobs"].items())
@@ -197,6 +198,7 @@ def text(out: dict) -> str:
                          + (f"judged at T = {u['judged_at']}" if u["judged_at"] is not None else "set aside"))
         for g, meaning in m.get("meanings", {}).items():
             lines.append(f"    {g} = {meaning}")
+        lines.extend("    " + h for h in hybrid_c_lines(m))
     for model, why in out.get("skipped", {}).items():
         lines.append(f"  {model}: not run ({why})")
     return "\n".join(lines)

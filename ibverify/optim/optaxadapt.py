@@ -177,18 +177,69 @@ def _muon(fn: Any, kwargs: Mapping[str, Any], row: OptimizerInfo) -> OptimizerIn
     on the linear model it would be AdamW alone), its update line naming the geometry it implies."""
     from dataclasses import replace
 
-    if fn is not getattr(getattr(sys.modules.get("optax"), "contrib", None), "muon", None):
+    if not _is_contrib_muon(fn):
         return row
     eps = float(kwargs.get("eps", 1e-8))
-    implied = ("the Muon–Adam hybrid max{c‖W‖_msp, ‖a‖∞}, c = 1/√max(1, fan_out/fan_in) = 1 for W (m × d), m ≥ d "
-               "(optax reads axis 0 as fan_in)" if eps == 0 and not kwargs.get("adam_learning_rate")
-               and not kwargs.get("consistent_rms") else "not one of paper 2's (give eps=0)")
+    scale = ("√max(1, fan_out/fan_in)" if kwargs.get("consistent_rms") is None else
+             f"√max(fan_in, fan_out)·{_fmt(kwargs['consistent_rms'])}")
+    implied = (f"the Muon–Adam hybrid max{{c‖W‖_msp, ‖a‖∞}}, c = η_A/(η_M·{scale}) per 2-D block (optax reads axis 0 "
+               f"as fan_in: c = 1 for W (m × d), m ≥ d, at the defaults; its number per run stated by bias)"
+               if eps == 0 and not kwargs.get("adaptive") else "not one of paper 2's (give eps=0, adaptive=False)")
+    lrs = "one learning_rate η_t for both" if kwargs.get("adam_learning_rate") is None else \
+        "learning_rate η_t for Muon, adam_learning_rate for AdamW"
     update = (f"optax.contrib.muon({', '.join(f'{k}={_fmt(v)}' for k, v in sorted(kwargs.items()))}) run unchanged in "
               f"float64: its own split, Muon (Newton–Schulz in float64, {int(kwargs.get('ns_steps', 5))} steps; "
-              f"update × √max(1, fan_out/fan_in)) on the 2-D blocks, AdamW (ε = eps) on the others, one learning_rate "
-              f"η_t for both; implied geometry: {implied}")
+              f"update × {scale}) on the 2-D blocks, AdamW (ε = eps) on the others, {lrs}; implied geometry: "
+              f"{implied}")
     return replace(row, models=("block",), implementations=types.MappingProxyType({"block": ("reference",)}),
                    vector=None, update=update)
+
+
+def _is_contrib_muon(fn: Any) -> bool:
+    return fn is not None and fn is getattr(getattr(sys.modules.get("optax"), "contrib", None), "muon", None)
+
+
+def muon_hybrid_c(kwargs: Mapping[str, Any], spec, shapes: Mapping[str, tuple]):
+    """The c (optim.hybridc.ImpliedC) optax.contrib.muon(**kwargs) implies on blocks of these shapes, by optax's own
+    rule (optax/contrib/_muon.py, 0.2.8: `scale_by_shape` after the Newton–Schulz polar factor, then ×learning_rate):
+    a 2-D block of shape (A, B) is read as (fan_in, fan_out) = (A, B) (MuonDimensionNumbers: reduction axis 0,
+    output axis 1) and its update scaled by √max(1, fan_out/fan_in), or by √max(fan_in, fan_out)·consistent_rms when
+    that is given; the other blocks take AdamW at adam_learning_rate (default: learning_rate). With learning_rate =
+    η_t (ibverify's schedule) c = η_A/(η_t·scale): 1/scale, or adam_learning_rate/(lr·scale) at a constant step
+    (lr_decay 0). None where no fixed c exists: `adaptive` (the step scaled by the gradient's dual norm), a fixed
+    adam_learning_rate under a decaying η_t, custom dimension numbers, or blocks whose c differ."""
+    import math
+
+    from .hybridc import ImpliedC, single
+
+    if kwargs.get("adaptive"):
+        return ImpliedC(None, "optax.contrib.muon(adaptive=True) scales the matrix step by ⟨G, polar(G)⟩ = ‖G‖_nuc, "
+                              "no fixed step: no c, the hybrid is not judged")
+    if kwargs.get("muon_weight_dimension_numbers") is not None:
+        return ImpliedC(None, "optax.contrib.muon with muon_weight_dimension_numbers: the blocks' fan_in and fan_out "
+                              "are the user's, not read here: no c, the hybrid is not judged")
+    rms = kwargs.get("consistent_rms")
+    ratio, lr_text = 1.0, "adam_learning_rate = learning_rate = η_t"
+    if kwargs.get("adam_learning_rate") is not None:
+        if float(spec.lr_decay or 0.0) != 0.0:
+            return ImpliedC(None, f"optax.contrib.muon(adam_learning_rate={kwargs['adam_learning_rate']!r}) keeps "
+                                  f"the vectors' step fixed while learning_rate = η_t decays (lr_decay "
+                                  f"{spec.lr_decay:g}): c moves with t, the hybrid is not judged")
+        ratio = float(kwargs["adam_learning_rate"]) / float(spec.lr)
+        lr_text = f"η_A/η_M = adam_learning_rate/lr = {float(kwargs['adam_learning_rate']):g}/{float(spec.lr):g}"
+
+    def scale(s):
+        fan_in, fan_out = s[0], s[1]
+        return (math.sqrt(max(1.0, fan_out / fan_in)) if rms is None else
+                math.sqrt(max(fan_in, fan_out)) * float(rms))
+
+    rule = ("√max(1, fan_out/fan_in)" if rms is None else f"√max(fan_in, fan_out)·{float(rms):g}")
+    per = {k: (tuple(s), ratio / scale(s)) for k, s in shapes.items() if len(s) == 2}
+    eps = float(kwargs.get("eps", 1e-8))
+    note = ("AdamW at eps = 0 on the vectors: the pair is the hybrid's steepest descent" if eps == 0 else
+            f"AdamW at eps = {eps:g}: the pair is no steepest descent of this norm, the hybrid judged at its lr ratio")
+    return single(per, f"optax.contrib.muon: a block (A, B) read as (fan_in, fan_out), its matrix step scaled by "
+                       f"{rule}, {lr_text}; c = η_A/(η_M·{rule})", note)
 
 
 def factory_hyperparameters(fn: Any, kwargs: Mapping[str, Any]) -> dict:
@@ -363,6 +414,13 @@ class OptaxChains(UserChains):
     @property
     def gd_step_scale(self) -> float | None:
         return None if self._made is None else heavy_ball_scale(*self._made[:2])
+
+    def hybrid_c(self, spec, shapes):
+        """The c of the hybrid norm optax.contrib.muon implies on blocks of these shapes (`muon_hybrid_c`, an
+        optim.hybridc.ImpliedC); None for any other optax optimizer (no Muon pair)."""
+        if self._made is None or not _is_contrib_muon(self._made[0]):
+            return None
+        return muon_hybrid_c(self._made[1], spec, shapes)
 
     def row_reduce(self):
         if self._file:

@@ -66,6 +66,16 @@ class _BlockChains(TorchChains):
         cls, kwargs, knobs = self._made
         return (_rebuilt, (cls, {**kwargs, **knobs}, self.source))
 
+    def hybrid_c(self, spec, shapes):
+        """The c of the hybrid norm a Muon pair implies on blocks of these shapes (torchmuon.hybrid_c, an
+        optim.hybridc.ImpliedC); None for any other torch optimizer (no pair)."""
+        cls, kwargs, _ = self._made
+        if not (_muon(cls) and hasattr(cls, "ibverify_hyperparameters")):   # a MuonPartition (a bare Muon: none)
+            return None
+        from . import torchmuon
+
+        return torchmuon.hybrid_c(kwargs, shapes)
+
 
 def _rebuilt(cls, kwargs, source):
     return with_blocks(row(cls, kwargs, source))

@@ -28,10 +28,12 @@ adjustment is 1; tests/test_muon_shipped.py).
 From Python: `functools.partial(MuonPartition, muon={"weight_decay": 0.0}, partner="Adam",
 partner_kwargs={"eps": 0.0})` (a torch.optim.Optimizer subclass, so ibverify.train / ibverify.bias take it as any
 torch optimizer), `torch.optim.Muon` itself or `MuonNS64`. The geometry each pair implies (paper 2, Gronich & Vardi):
-Muon with Adam at ε = 0 on the vectors is the Muon–Adam hybrid max{c‖W‖_msp, ‖a‖∞}, c = η_A/η_M, where η_M includes
-torch's adjustment √max(1, A/B) (c = 1 only where A ≤ B); Muon with a plain or momentum SGD partner is no steepest
-descent of one norm (the vector's step is not normalized and vanishes with the loss gradient). Imported only when
-such an optimizer is named (it imports torch).
+Muon with Adam at ε = 0 on the vectors is the Muon–Adam hybrid max{c‖W‖_msp, ‖a‖∞}, c = η_A/η_M', where η_M' is
+Muon's step after torch's adjustment √max(1, A/B), so c = 1/√max(1, A/B) (c = 1 only where A ≤ B; optim.hybridc
+derives it from the norm's LMO); `ibverify bias` judges the hybrid at that c, computed from the model's block shapes
+(`hybrid_c`; none where the matrix blocks' c differ). Muon with a plain or momentum SGD partner is no steepest descent
+of one norm (the vector's step is not normalized and vanishes with the loss gradient). Imported only when such an
+optimizer is named (it imports torch).
 """
 
 from __future__ import annotations
@@ -158,17 +160,40 @@ class MuonPartition(torch.optim.Optimizer):
 
 
 def implied_c(partner: str, muon: Mapping[str, Any]) -> str:
-    """The c of the Muon–partner hybrid max{c‖W‖_msp, ‖a‖∞} the pair implies, as a rule per 2-D block of shape (A, B):
-    c = η_A/η_M with both groups' lr η_t (ibverify's schedule) and η_M = η_t times torch's `_adjust_lr` for the
-    block's shape, so c = 1/adjust(A, B) (module docstring). The blocks' shapes are those of the model a run makes, not
-    known here: the rule is stated, its number per block not computed yet. Only an Adam-type partner implies one."""
-    if partner not in ("Adam", "AdamW"):
-        return (f"none: Muon with a {partner} partner is no steepest descent of one norm (the vectors' step is not "
-                f"normalized)")
+    """The rule of the c of the hybrid max{c‖W‖_msp, ‖a‖∞} the pair implies, as recorded with its hyper-parameters:
+    c = η_A/η_M' per 2-D block of shape (A, B), with both groups' lr η_t and η_M' = η_t times torch's `_adjust_lr` for
+    the block's shape, so c = 1/adjust(A, B) (optim.hybridc). Its number, from the model's block shapes, is the run's
+    (`hybrid_c`), stated by `ibverify bias` with its answer."""
     fn = muon.get("adjust_lr_fn") or "original"
-    adjust = {"original": "√max(1, A/B)", "match_rms_adamw": "0.2·√max(A, B)"}.get(fn, f"{fn}(A, B)")
-    return (f"c = η_A/η_M = 1/({adjust}) per 2-D block of shape (A, B) (both lr η_t; torch's adjust_lr_fn {fn!r}; "
-            f"c = 1 where A ≤ B), at ε = 0; the number per block is not computed yet")
+    adjust = ADJUST.get(fn, f"{fn}(A, B)")
+    pair = ("the Muon–Adam hybrid's steepest descent at ε = 0" if partner in ("Adam", "AdamW") else
+            f"with {partner} no steepest descent of one norm (the vectors' step is not normalized)")
+    return (f"c = η_A/η_M' = 1/({adjust}) per 2-D block of shape (A, B) (both lr η_t; torch's adjust_lr_fn {fn!r}; "
+            f"c = 1 where A ≤ B): {pair}; its number per run stated by bias")
+
+
+ADJUST = {"original": "√max(1, A/B)", "match_rms_adamw": "0.2·√max(A, B)"}
+
+
+def hybrid_c(kwargs: Mapping[str, Any], shapes: Mapping[str, tuple]):
+    """The c (optim.hybridc.ImpliedC) a MuonPartition of these keyword arguments implies on a model with these block
+    shapes: both groups step at η_t (torchblock), Muon's matrix step is η_t·a(A, B) by torch's own `_adjust_lr`, so
+    c = 1/a(A, B) per 2-D block (optim.hybridc; one c only where every block's agrees)."""
+    from .hybridc import single
+
+    muon = dict(kwargs.get("muon") or {})
+    partner = kwargs.get("partner", "AdamW")
+    pname = partner if isinstance(partner, str) else partner.__name__
+    fn = muon.get("adjust_lr_fn") or "original"
+    per = {k: (tuple(s), 1.0 / _adjust_lr(1.0, fn, tuple(s))) for k, s in shapes.items() if len(s) == 2}
+    eps = float(dict(kwargs.get("partner_kwargs") or {}).get("eps", 1e-8))
+    if pname in ("Adam", "AdamW") and eps == 0.0:
+        note = f"{pname} at ε = 0 on the vectors: the pair is the hybrid's steepest descent"
+    else:
+        why = f"{pname} at ε = {eps:g}" if pname in ("Adam", "AdamW") else f"a {pname} partner"
+        note = f"with {why} the pair is no steepest descent of this norm: the hybrid judged at its lr ratio"
+    return single(per, f"torch's Muon adjust_lr_fn {fn!r}: matrix step η_t·{ADJUST.get(fn, fn)}, the {pname} step "
+                       f"η_t, c = η_vector/η_matrix = 1/({ADJUST.get(fn, fn)})", note)
 
 
 def _part(name: str, kwargs: Mapping[str, Any]) -> str:
@@ -245,21 +270,23 @@ def update_line(cls: type, kwargs: Mapping[str, Any]) -> str:
     """The row's update line: what runs on which blocks, and the geometry the pair implies."""
     ns = "Newton–Schulz in float64 (MuonNS64)" if kwargs.get(NS_FLOAT64) or issubclass(cls, MuonNS64) else \
         "Newton–Schulz in bfloat16 as torch ships it"
+    muon = kwargs if not issubclass(cls, MuonPartition) else dict(kwargs.get("muon") or {})
+    adjust = ADJUST.get(muon.get("adjust_lr_fn") or "original", str(muon.get("adjust_lr_fn")))
     if not issubclass(cls, MuonPartition):
-        return (f"torch.optim.Muon on every block (2-D only), {ns}, torch's lr adjustment √max(1, A/B); the group lr "
+        return (f"torch.optim.Muon on every block (2-D only), {ns}, torch's lr adjustment {adjust}; the group lr "
                 f"set to η_t each step")
     partner = kwargs.get("partner", "AdamW")
     pname = partner if isinstance(partner, str) else partner.__name__
     pk = dict(kwargs.get("partner_kwargs") or {})
     if pname in ("Adam", "AdamW") and float(pk.get("eps", 1e-8)) == 0.0:
-        implied = "implied geometry: the Muon–Adam hybrid max{c‖W‖_msp, ‖a‖∞}, c = η_A/η_M = 1/√max(1, A/B)"
+        implied = f"implied geometry: the Muon–Adam hybrid max{{c‖W‖_msp, ‖a‖∞}}, c = η_A/η_M' = 1/{adjust}"
     elif pname == "SGD":
         implied = "implied geometry: none of one norm (the vector step is not normalized)"
     else:
         implied = "implied geometry: not one of paper 2's"
-    return (f"torch.optim.Muon on the 2-D blocks ({ns}, torch's lr adjustment √max(1, A/B)), torch.optim.{pname} on "
+    return (f"torch.optim.Muon on the 2-D blocks ({ns}, torch's lr adjustment {adjust}), torch.optim.{pname} on "
             f"the others, both groups' lr set to η_t each step; {implied}")
 
 
-__all__ = ["MuonNS64", "MuonPartition", "NS_FLOAT64", "SYNTAX", "check_keys", "is_muon", "matrices_only",
-           "partner_error", "resolve", "split", "update_line"]
+__all__ = ["MuonNS64", "MuonPartition", "NS_FLOAT64", "SYNTAX", "check_keys", "hybrid_c", "implied_c", "is_muon",
+           "matrices_only", "partner_error", "resolve", "split", "update_line"]

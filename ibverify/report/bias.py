@@ -81,6 +81,20 @@ def bounded_text(b: dict) -> str:
             f"{b['norm']:.4g}); {held}")
 
 
+def hybrid_c_lines(model: dict) -> list[str]:
+    """A model's `hybrid_c` (runner.bias.with_hybrid_c) as text lines, one per distinct (c, source) naming its
+    datasets (`ibverify bias`'s text and report)."""
+    groups: dict = {}
+    for r in model.get("hybrid_c", []):
+        groups.setdefault((r["c"], r["source"]), []).append(r["dataset"])
+    out = []
+    for (c, source), tags in groups.items():
+        on = ", ".join(tags)
+        out.append(f"hybrid judged at c = {c:.4g} on {on} ({source})" if c is not None else
+                   f"hybrid not judged on {on}: {source}")
+    return out
+
+
 def headline(model: dict) -> str:
     """A model's answer worded as what is known (its `outcome`): the supported geometries with their resolutions;
     "none of these" when every geometry is contradicted; "undecided at T …: closest g, δ …; extend to …" when
@@ -167,6 +181,7 @@ def bias_page(answers: list[dict], provenance: dict, views: dict) -> str:
     sections = []
     for i, a in enumerate(answers):
         models = [{"m": m, "rows": _rows(m), "knobs": knob_texts(m.get("spec") or {}), "headline": headline(m),
+                   "hybrid_c": hybrid_c_lines(m),
                    "bounded": bounded_text(m["bounded_norm"]) if m.get("bounded_norm") else "",
                    "figures": [views[(i, m["model"], tag)] for tag, _ in model_series(m)
                                if (i, m["model"], tag) in views]} for m in a["models"]]

@@ -145,8 +145,9 @@ def identify_all(specs: list, *, tier: str, seed: int, datasets: int, data=None,
             if getattr(done, "underflow", None):
                 underflows[i][m, pr.tag] = done.underflow
             return done
-        return with_decades(bias.identify(spec, seed=seed, say=named, progress=None, problems=problems,
-                                          judge=recorded, **kw), underflows[i])
+        out = with_decades(bias.identify(spec, seed=seed, say=named, progress=None, problems=problems,
+                                         judge=recorded, **kw), underflows[i])
+        return with_hybrid_c(out, lambda m, pr: adj[i](m, pr, spec, store), problems, store)
 
     if client is None and scheduler is None and workers <= 1:
         out = []
@@ -195,6 +196,33 @@ def with_decades(answer: dict, underflows: dict) -> dict:
             m["underflow"] = found
         if "not_judged" not in m:
             m["by_decade"], m["switches"] = by_decade(m)
+    return answer
+
+
+def with_hybrid_c(answer: dict, adjusted: Callable, draws: Callable, store) -> dict:
+    """The answer with, in each judged model entry whose model has matrix and vector blocks (the two-layer net),
+    `hybrid_c`: per dataset judged, the c its hybrid geometry was judged at and where it comes from, or why it was not
+    judged (None) — optim.hybridc.implied on the spec as judged (`adjusted(model, problem)`, resolved as
+    checks.bias.judge_problem resolves it) and the dataset's model's block shapes, the call checks.bias.judge_network
+    makes. `draws(model)`: the model's shared datasets (their problems, found by tag)."""
+    from ..optim.hybridc import implied
+
+    for m in answer["models"]:
+        if "not_judged" in m or m.get("outcome") == "bounded-norm" or not m.get("evidence"):
+            continue
+        tags = [d["dataset"] for d in next(iter(m["evidence"].values()))["datasets"]]
+        by_tag = {pr.tag: pr for pr in draws(m["model"]).seen}
+        rows = []
+        for tag in tags:
+            pr = by_tag[tag]
+            shapes = pr.model.build(store.data(pr.data)).blocks if pr.model is not None else {}
+            if not (any(len(s) == 2 for s in shapes.values()) and any(len(s) == 1 for s in shapes.values())):
+                break   # no hybrid geometry on this model
+            sp = bias.resolved_spec(adjusted(m["model"], pr), m["model"], pr.n)
+            rows.append({"dataset": tag, **implied(sp, shapes).to_json()})
+        else:
+            if rows:
+                m["hybrid_c"] = rows
     return answer
 
 
