@@ -269,5 +269,9 @@ def shared_value(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             pass
         value = compute()
-        atomic_write(path, pickle.dumps(value, protocol=5), durable=False)
+        try:
+            data = pickle.dumps(value, protocol=5)
+        except (pickle.PicklingError, AttributeError, TypeError):   # e.g. a library optimizer's local class: kept
+            return value                                            # in this process only, not shared
+        atomic_write(path, data, durable=False)
         return value

@@ -45,6 +45,18 @@ def test_shared_value_is_keyed_and_off_without_a_store(tmp_path, monkeypatch):
     assert cache.shared_value("t", 1, compute(9)) == 9  # other code: recomputed
 
 
+def test_a_value_that_cannot_be_pickled_is_returned_and_kept_out_of_the_store(tmp_path, monkeypatch):
+    class Local:   # a local class (as a library optimizer's step wrapper): pickle refuses it
+        pass
+
+    monkeypatch.setenv(cache.RUNS_ENV, str(tmp_path))
+    calls = []
+    value = cache.shared_value("t", "local", lambda: calls.append(1) or Local())
+    assert isinstance(value, Local) and calls == [1]
+    assert not list((tmp_path / "t").glob("*.pkl"))   # nothing half-written for another process to read
+    assert isinstance(cache.shared_value("t", "local", lambda: calls.append(1) or Local()), Local) and calls == [1, 1]
+
+
 def test_shared_runs_sets_the_store_and_removes_a_temporary_one(tmp_path, monkeypatch):
     monkeypatch.delenv(cache.RUNS_ENV, raising=False)
     with shared_runs(None) as folder:
