@@ -253,3 +253,17 @@ def test_the_store_makes_a_stack_at_its_first_request_and_extends_it_whole(monke
     both.stack([recipes.run_recipe(pr.data, None, None, adam.resolved(pr.n), 500) for pr in prs])
     assert len({both.data(pr.data).Z.shape[1] for pr in prs}) > 1
     assert len(both._stacks) == 3 and {len(v) for v in both._stacks.values()} == {3}
+
+
+@pytest.mark.parametrize("name", ["torch:Adam:eps=0", "torch:Adagrad"])
+def test_the_loop_in_inference_mode_is_no_grads_bits(name, monkeypatch):
+    spec = to_spec(name, {"lr": 0.01, "lr_decay": 0.5}, probe=False)
+    Zs = shapes(((12, 6), (14, 8)))
+    fast = torchloop.run_many(Zs, [spec] * 2, 2000, recipes.checkpoints(2000))
+    on = torchloop.run_many(Zs, [spec] * 2, 20000, recipes.checkpoints(20000), extend=fast)
+    monkeypatch.setattr(torchloop, "loop_mode", torch.no_grad)
+    plain = torchloop.run_many(Zs, [spec] * 2, 2000, recipes.checkpoints(2000))
+    for a, b in zip(fast + on, plain + torchloop.run_many(Zs, [spec] * 2, 20000, recipes.checkpoints(20000),
+                                                          extend=plain), strict=True):
+        assert np.array_equal(a.ws, b.ws) and a.diagnostics == b.diagnostics
+    assert not torch.is_inference_mode_enabled() and on[0].final_state["continued_from"] == 2000
