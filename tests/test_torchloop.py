@@ -261,9 +261,19 @@ def test_the_loop_in_inference_mode_is_no_grads_bits(name, monkeypatch):
     Zs = shapes(((12, 6), (14, 8)))
     fast = torchloop.run_many(Zs, [spec] * 2, 2000, recipes.checkpoints(2000))
     on = torchloop.run_many(Zs, [spec] * 2, 20000, recipes.checkpoints(20000), extend=fast)
-    monkeypatch.setattr(torchloop, "loop_mode", torch.no_grad)
+    monkeypatch.setattr(torchloop, "loop_mode", lambda cls: torch.no_grad())
     plain = torchloop.run_many(Zs, [spec] * 2, 2000, recipes.checkpoints(2000))
     for a, b in zip(fast + on, plain + torchloop.run_many(Zs, [spec] * 2, 20000, recipes.checkpoints(20000),
                                                           extend=plain), strict=True):
         assert np.array_equal(a.ws, b.ws) and a.diagnostics == b.diagnostics
     assert not torch.is_inference_mode_enabled() and on[0].final_state["continued_from"] == 2000
+
+
+def test_inference_mode_is_for_torch_optims_own_classes():
+    class Own(torch.optim.SGD):
+        pass
+
+    with torchloop.loop_mode(torch.optim.Adam):
+        assert torch.is_inference_mode_enabled()
+    with torchloop.loop_mode(Own):
+        assert not torch.is_inference_mode_enabled() and not torch.is_grad_enabled()

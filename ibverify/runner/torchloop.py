@@ -98,11 +98,13 @@ def _advance(Zp, idx, w2, scale, logistic, g2, before, stalled, streak, cols, nl
     _gradient(Zp, idx, w2, scale, logistic, g2, cols, nlive)
 
 
-def loop_mode():
-    """The torch mode run_many's loop runs in (tests/test_torchloop.py holds it to torch.no_grad's bits)."""
+def loop_mode(cls):
+    """The torch mode run_many's loop runs in: inference mode for torch.optim's own classes (tests/test_torchloop.py
+    holds it to torch.no_grad's bits), no_grad for any other torch optimizer class (its step may turn autograd on
+    for itself, which inference mode would refuse)."""
     import torch
 
-    return torch.inference_mode()
+    return torch.inference_mode() if cls.__module__.startswith("torch.optim") else torch.no_grad()
 
 
 CHUNK = 1024   # steps whose sample indices are drawn at once (optim.Sampler gives the same stream as step by step)
@@ -228,10 +230,10 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
     group["lr"] = eta0 * float(max(t, 1)) ** (-a)
     made = False   # a step made whose stall count is not yet taken (_advance takes it before the next gradient)
     nxt = int(cps[j]) if j < len(cps) else -1
-    # the loop in torch's inference mode (loop_mode): grad mode off, as torch's step sets it itself (_step_of), and
-    # torch's dispatch without autograd's bookkeeping (the same kernels: ≈ 10 % of an Adagrad step, 18 % of Adam's);
-    # a non-finite iterate found per chunk, then its step
-    with loop_mode(), np.errstate(over="ignore", invalid="ignore"):
+    # the loop in torch's inference mode for torch.optim's classes (loop_mode): grad mode off, as torch's step sets
+    # it itself (_step_of), and torch's dispatch without autograd's bookkeeping (the same kernels: ≈ 10 % of an
+    # Adagrad step, 18 % of Adam's); a non-finite iterate found per chunk, then its step
+    with loop_mode(cls), np.errstate(over="ignore", invalid="ignore"):
         while t < last:
             n_steps = min(CHUNK, last - t)
             idx = np.full((n_steps, k, bmax), nmax)
