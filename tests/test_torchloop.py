@@ -277,3 +277,20 @@ def test_inference_mode_is_for_torch_optims_own_classes():
         assert torch.is_inference_mode_enabled()
     with torchloop.loop_mode(Own):
         assert not torch.is_inference_mode_enabled() and not torch.is_grad_enabled()
+
+
+def test_stalled_steps_of_a_stacked_row_are_its_own_runs_and_survive_an_extension():
+    # at lr 100 the margins jump past ≈ 300 in a few steps; then Adam's m̂/√v̂ decays like 0.9^t (the new gradients
+    # are ≈ e^−300) and its update falls below half an ulp of w (w + u == w): stalled steps, all but the first few
+    # hundred (measured). The padded columns of the smaller rows are NaN (0/0) and must not count.
+    spec = to_spec("torch:Adam:eps=0", {"lr": 100.0, "lr_decay": 0.0}, probe=False)
+    Zs = shapes(((12, 6), (14, 8), (14, 9)))
+    short = torchloop.run_many(Zs, [spec] * 3, 1000, recipes.checkpoints(1000))
+    longer = torchloop.run_many(Zs, [spec] * 3, 10000, recipes.checkpoints(10000), extend=short)
+    whole = torchloop.run_many(Zs, [spec] * 3, 10000, recipes.checkpoints(10000))
+    for i, Z in enumerate(Zs):
+        one = torchloop.run(Z, spec, 10000, recipes.checkpoints(10000))
+        assert whole[i].diagnostics == one.diagnostics and np.array_equal(whole[i].ws, one.ws)
+        assert 9000 < one.diagnostics["stalled_steps"] == one.diagnostics["stalled_streak"] < 10000
+        assert 0 < short[i].diagnostics["stalled_steps"] < one.diagnostics["stalled_steps"]
+        assert longer[i].final_state["continued_from"] == 1000 and longer[i].diagnostics == whole[i].diagnostics
