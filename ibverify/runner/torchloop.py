@@ -12,9 +12,10 @@ by replaying the chunk). Its iterates equal the engine's to rounding (tests/test
 2000 steps for Adam at ε = 0, SGD with momentum, Adagrad, mini-batch SGD): the engine adds the torch step to its own
 float64 w, this loop keeps torch's. A ×10 extension continues the shorter run from its final state (the optimizer's
 state_dict), bit-identical to a run from step 0. `run_many` makes several datasets' runs of an elementwise torch
-optimizer in one (k, d) parameter, each row bit-identical to its own run. `ForeignStore` is a run store that makes a
-torch optimizer's vector runs here (stacked where `bias` names the runs to stack) and every other run as RunStore
-does; `bias` uses it (runner.bias).
+optimizer in one (k, d) parameter, each row bit-identical to its own run (each row's gradient, checks and
+records over its own columns only, so datasets of any feature counts and zero columns stack). `ForeignStore` is a
+run store that makes a torch optimizer's vector runs here (stacked where `bias` names the runs to stack) and every
+other run as RunStore does; `bias` uses it (runner.bias).
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ def eligible(spec) -> bool:
 
 
 @nb.njit(cache=True, error_model="numpy", fastmath=False)
-def _gradient(Zp, idx, w2, scale, logistic, g2):   # pragma: no cover (compiled)
+def _gradient(Zp, idx, w2, scale, logistic, g2, cols, nlive):   # pragma: no cover (compiled)
     """g2[i] = scale[i] · Σ_j e^{l_ij} z_ij over dataset i's batch idx[i] (engine.vector's log-domain gradient, scale
-    = −1/b): l = −log(1 + e^{⟨z, w⟩}) (logistic) or −⟨z, w⟩ (exponential)."""
+    = −1/b): l = −log(1 + e^{⟨z, w⟩}) (logistic) or −⟨z, w⟩ (exponential); only dataset i's live columns
+    cols[i, :nlive[i]] enter ⟨z, w⟩ (in order, as its own run's) and get a gradient, the others' is 0."""
     k, b = idx.shape
     d = Zp.shape[2]
     for i in range(k):
@@ -52,25 +54,29 @@ def _gradient(Zp, idx, w2, scale, logistic, g2):   # pragma: no cover (compiled)
         for j in range(b):
             r = idx[i, j]
             q = 0.0
-            for c in range(d):
+            for cc in range(nlive[i]):
+                c = cols[i, cc]
                 q += Zp[i, r, c] * w2[i, c]
             if logistic:
                 q = max(q, 0.0) + np.log1p(np.exp(-abs(q)))   # log(1 + e^q) without overflow
             e = np.exp(-q)
-            for c in range(d):
+            for cc in range(nlive[i]):
+                c = cols[i, cc]
                 g2[i, c] += e * Zp[i, r, c]
-        for c in range(d):
+        for cc in range(nlive[i]):
+            c = cols[i, cc]
             g2[i, c] *= scale[i]
 
 
 @nb.njit(cache=True, error_model="numpy", fastmath=False)
-def _stalls(w2, before, g2, stalled, streak):   # pragma: no cover (compiled)
-    """Per dataset: a step that left w unchanged while its gradient is not 0 counts (stalled, and the streak of such
-    steps); any other step ends the streak."""
-    k, d = w2.shape
+def _stalls(w2, before, g2, stalled, streak, cols, nlive):   # pragma: no cover (compiled)
+    """Per dataset, over its live columns: a step that left w unchanged while its gradient is not 0 counts (stalled,
+    and the streak of such steps); any other step ends the streak."""
+    k = w2.shape[0]
     for i in range(k):
         same, moving = True, False
-        for c in range(d):
+        for cc in range(nlive[i]):
+            c = cols[i, cc]
             if w2[i, c] != before[i, c]:
                 same = False
             if g2[i, c] != 0.0:
@@ -82,13 +88,35 @@ def _stalls(w2, before, g2, stalled, streak):   # pragma: no cover (compiled)
             streak[i] = 0
 
 
+@nb.njit(cache=True, error_model="numpy", fastmath=False)
+def _advance(Zp, idx, w2, scale, logistic, g2, before, stalled, streak, cols, nlive, made):   # pragma: no cover
+    """One call between two torch steps: when `made`, the stall count of the step just made (w2 against `before`, the
+    iterate before it, with g2 its gradient); then w2 kept in `before` and the next step's gradient in g2."""
+    if made:
+        _stalls(w2, before, g2, stalled, streak, cols, nlive)
+    before[:, :] = w2
+    _gradient(Zp, idx, w2, scale, logistic, g2, cols, nlive)
+
+
+def loop_mode(cls):
+    """The torch mode run_many's loop runs in: inference mode for torch.optim's own classes (tests/test_torchloop.py
+    holds it to torch.no_grad's bits), no_grad for any other torch optimizer class (its step may turn autograd on
+    for itself, which inference mode would refuse)."""
+    import torch
+
+    return torch.inference_mode() if cls.__module__.startswith("torch.optim") else torch.no_grad()
+
+
 CHUNK = 1024   # steps whose sample indices are drawn at once (optim.Sampler gives the same stream as step by step)
 
 
 def _step_of(opt):
     """The optimizer's own step. torch wraps every `step` in a profiler record and the step hooks; with no hook
     registered (globally or on `opt`) that wrapper adds nothing to the update, so its wrapped function is called
-    (≈ 7 µs a step less; tests/test_torchloop.py holds both to the same bits)."""
+    (≈ 7 µs a step less; tests/test_torchloop.py holds both to the same bits). Inside it, torch's `_use_grad` sets
+    grad mode to the optimizer's `differentiable` (False: off) around the step's body: for a caller already in
+    grad mode off (run_many's loop, in torch.inference_mode) that is nothing either, and the body is called (≈ 2 µs a
+    step less)."""
     from torch.optim import optimizer as topt
 
     hooks = (topt._global_optimizer_pre_hooks, topt._global_optimizer_post_hooks,
@@ -96,6 +124,10 @@ def _step_of(opt):
     inner = getattr(type(opt).step, "__wrapped__", None)
     if inner is None or any(h is None or len(h) for h in hooks):
         return opt.step
+    body = getattr(inner, "__wrapped__", None)
+    if body is not None and getattr(getattr(inner, "__code__", None), "co_name", "") == "_use_grad" \
+            and opt.defaults.get("differentiable", False) is False:
+        return lambda: body(opt)
     return lambda: inner(opt)
 
 
@@ -121,24 +153,6 @@ def signature(spec) -> tuple:
     return (cls.__module__, cls.__name__, repr(sorted(kwargs.items())), repr(replace(spec, batch_size=None)))
 
 
-def pads_safely(spec) -> bool:
-    """Whether a coordinate whose gradient is always 0 stays exactly 0 under spec's torch optimizer (three steps
-    tried): then datasets of fewer features are padded with zero features; an optimizer that divides by a zero
-    second moment (Adam at ε = 0: 0/0) is stacked only with datasets of as many features."""
-    import torch
-
-    cls, kwargs, _ = spec.user.user._made
-    p = torch.zeros(2, dtype=torch.float64, requires_grad=True)
-    p.grad = torch.zeros(2, dtype=torch.float64)
-    try:
-        opt = cls([p], lr=float(spec.lr), **kwargs)
-        for _ in range(3):
-            opt.step()
-    except (TypeError, ValueError, RuntimeError):
-        return False
-    return bool((p.detach() == 0).all())
-
-
 def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: Run | None = None) -> Run:
     """The run of torch optimizer `spec` (eligible) for `steps` steps on label-folded data Z (module docstring).
     `extend`: a shorter run of this function on the same data and spec whose records cover every checkpoint it
@@ -149,21 +163,21 @@ def run(Z: np.ndarray, spec, steps: int, checkpoints=30, progress=None, extend: 
 
 def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, extend: list | None = None) -> list:
     """The runs of `run` on several datasets at once (one Run each, in order): k > 1 datasets of stackable specs of
-    one signature are the rows of one (k, d_max) torch parameter, zero-padded (a zero feature never moves under an
-    elementwise update; a zero sample adds nothing to the gradient, which is divided by each dataset's own batch
-    size), so one torch step makes k steps. `extend`: the runs of one earlier call on the same datasets, continued.
-    The columns zero in every dataset are set aside (docs/own-data.md): the torch parameter holds the others only, and
-    the iterate keeps 0 there; an optimizer that moves a zero-gradient coordinate (not `pads_safely`: Adam at ε = 0)
-    stacks only datasets with the same zero columns. A NaN step where the gradient is 0 (a 0/0) is that error line."""
+    one signature are the rows of one (k, d_max) torch parameter, zero-padded (a zero sample adds nothing to the
+    gradient, which is divided by each dataset's own batch size), so one torch step makes k steps. `extend`: the runs
+    of one earlier call on the same datasets, continued. The columns zero in every dataset are set aside
+    (docs/own-data.md): the torch parameter holds the others only, and the iterate keeps 0 there. Row i's **live**
+    columns are those of the parameter not zero in dataset i: only they enter its gradient, its stall count, its
+    finiteness check and its records (0 elsewhere), so a coordinate that row i's update moves while its gradient is
+    0 (Adam at ε = 0 divides 0 by 0 on a padded feature: NaN) changes nothing of row i's run, which is its own run
+    bit for bit (the update is elementwise). A NaN step where the gradient is 0 (a 0/0) in a live column is that
+    error line."""
     import torch
 
     k = len(Zs)
     specs = [sp.resolved(len(Z)) for sp, Z in zip(specs, Zs, strict=True)]
     if k > 1 and not all(stackable(sp) and signature(sp) == signature(specs[0]) for sp in specs):
         raise IbverifyError("runs stacked in one torch parameter need one elementwise torch optimizer (ELEMENTWISE)")
-    if len({np.shape(Z)[1] for Z in Zs}) > 1 and not pads_safely(specs[0]):
-        raise IbverifyError(f"{specs[0].name} moves a coordinate whose gradient is 0: datasets of other feature "
-                            f"counts cannot be stacked")
     Zs = [np.ascontiguousarray(Z, dtype=np.float64) for Z in Zs]
     ns, ds, bs = [len(Z) for Z in Zs], [Z.shape[1] for Z in Zs], [sp.batch_size for sp in specs]
     spec, dmax, nmax, bmax = specs[0], max(ds), max(ns), max(bs)
@@ -172,10 +186,12 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
         Zp[i, :ns[i], :ds[i]] = Z
     # the data's zero columns are set aside (docs/own-data.md): torch runs on the others, the iterate keeps 0 there
     keep = np.flatnonzero(np.any(Zp != 0, axis=(0, 1)))
-    if k > 1 and not pads_safely(spec) and any(not np.any(Zp[i][:, keep] != 0, axis=0).all() for i in range(k)):
-        raise IbverifyError(f"{spec.name} moves a coordinate whose gradient is 0: datasets with other zero columns "
-                            f"cannot be stacked")
     Zp, dlive = np.ascontiguousarray(Zp[:, :, keep]), len(keep)
+    live = np.any(Zp != 0, axis=1)   # (k, dlive): row i's own columns
+    nlive = live.sum(axis=1).astype(np.int64)
+    cols = np.zeros((k, max(dlive, 1)), np.int64)
+    for i in range(k):
+        cols[i, :nlive[i]] = np.flatnonzero(live[i])
     cls, kwargs, _ = spec.user.user._made
     cps = log_checkpoints(steps, checkpoints) if np.isscalar(checkpoints) else np.asarray(checkpoints, np.int64)
     t0 = time.perf_counter()
@@ -212,7 +228,12 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
     decay = a != 0.0
     group = opt.param_groups[0]   # after load_state_dict, which replaces the group dicts
     group["lr"] = eta0 * float(max(t, 1)) ** (-a)
-    with np.errstate(over="ignore", invalid="ignore"):   # a non-finite iterate is found per chunk, then its step
+    made = False   # a step made whose stall count is not yet taken (_advance takes it before the next gradient)
+    nxt = int(cps[j]) if j < len(cps) else -1
+    # the loop in torch's inference mode for torch.optim's classes (loop_mode): grad mode off, as torch's step sets
+    # it itself (_step_of), and torch's dispatch without autograd's bookkeeping (the same kernels: ≈ 10 % of an
+    # Adagrad step, 18 % of Adam's); a non-finite iterate found per chunk, then its step
+    with loop_mode(cls), np.errstate(over="ignore", invalid="ignore"):
         while t < last:
             n_steps = min(CHUNK, last - t)
             idx = np.full((n_steps, k, bmax), nmax)
@@ -221,17 +242,18 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
             snap = (t, w.copy(), copy.deepcopy(opt.state_dict()))
             for s_ in range(n_steps):
                 t += 1
-                _gradient(Zp, idx[s_], w2, scale, logistic, g2)
-                np.copyto(before, w2)
+                _advance(Zp, idx[s_], w2, scale, logistic, g2, before, stalled, streak, cols, nlive, made)
                 if decay:
                     group["lr"] = eta0 * float(t) ** (-a)
                 step()
-                _stalls(w2, before, g2, stalled, streak)
-                while j < len(cps) and cps[j] == t:
-                    ws[j][:, keep] = w2
+                made = True
+                while t == nxt:
+                    ws[j][:, keep] = np.where(live, w2, 0.0)
                     j += 1
-            if not np.isfinite(w).all():
-                bad, col = _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a)
+                    nxt = int(cps[j]) if j < len(cps) else -1
+            if not np.isfinite(w2[live]).all():
+                bad, col = _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a, cols,
+                                             nlive, live)
                 if col is not None:
                     raise IbverifyError(f"{spec.name}: non-finite iterate by step {bad}: 0/0 in coordinate "
                                         f"{int(keep[col])} at step {bad} (its step is NaN where its gradient is 0; "
@@ -241,6 +263,8 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
                                     f"the knobs and the data scale)")
             if progress:
                 progress(t, last)
+    if made:
+        _stalls(w2, before, g2, stalled, streak, cols, nlive)
     final = {"identity": identity, "w": w.copy(), "opt": copy.deepcopy(opt.state_dict()),
              "samplers": copy.deepcopy(samplers), "t": t, "stalled": stalled.copy(), "streak": streak.copy(), "j": j,
              "continued_from": start, "member": 0}
@@ -251,22 +275,23 @@ def run_many(Zs: list, specs: list, steps: int, checkpoints=30, progress=None, e
                 final_state={**final, "member": i}) for i in range(k)]
 
 
-def _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a) -> tuple[int, int | None]:
+def _first_non_finite(Zp, w, w2, g2, scale, opt, step, snap, idx, logistic, eta0, a, cols, nlive,
+                      live) -> tuple[int, int | None]:
     """The first step of the chunk that started at `snap` (its step, w and optimizer state; `idx` its samples)
-    after which w is not finite: the chunk replayed step by step, as the engine checks each step; with the first
-    column (of the run's parameter) that became NaN where its gradient was 0 (a 0/0), or None."""
+    after which w is not finite in a live column: the chunk replayed step by step, as the engine checks each step;
+    with the first column (of the run's parameter) that became NaN where its gradient was 0 (a 0/0), or None."""
     t, w0, state = snap
     w[:] = w0
     opt.load_state_dict(state)
     group = opt.param_groups[0]
     for block in idx:
         t += 1
-        _gradient(Zp, block, w2, scale, logistic, g2)
+        _gradient(Zp, block, w2, scale, logistic, g2, cols, nlive)
         group["lr"] = eta0 * float(t) ** (-a)
         step()
-        if not np.isfinite(w).all():
-            cols = np.flatnonzero(np.any(np.isnan(w2) & (g2 == 0), axis=0))
-            return t, (int(cols[0]) if len(cols) else None)
+        if not np.isfinite(w2[live]).all():
+            cols0 = np.flatnonzero(np.any(np.isnan(w2) & (g2 == 0) & live, axis=0))
+            return t, (int(cols0[0]) if len(cols0) else None)
     return t, None
 
 
@@ -309,9 +334,7 @@ class ForeignStore(RunStore):
         groups: dict = {}
         for r in recipes:
             if self._loop(r) and stackable(r.spec):
-                Z = self.data(r.data).Z   # an optimizer that moves a zero-gradient coordinate: same zero columns
-                d = None if pads_safely(r.spec) else (Z.shape[1], tuple(np.flatnonzero(~np.any(Z != 0, axis=0))))
-                groups.setdefault((signature(r.spec), r.steps, r.checkpoints, d), []).append(r)
+                groups.setdefault((signature(r.spec), r.steps, r.checkpoints), []).append(r)
         for members in groups.values():
             if len(members) > 1:
                 for r in members:

@@ -20,6 +20,7 @@ def load():
 
 RECORD = {"case": "optax:lion@linear@fast", "optimizer": "optax:lion", "model": "linear", "tier": "fast",
           "path": "foreign loops", "cpu_s": 11.04, "wall_s": 61.6, "bias_cpu_s": 7.5, "supported": ["linf"],
+          "horizon": 10_000_000,
           "created": "2026-12-07 19:54 UTC", "commit": "0db0abe", "clean": True, "machine": "x86_64, 2 CPUs",
           "load_average": 6.5}
 
@@ -33,10 +34,20 @@ def test_a_row_says_what_was_measured_and_a_dirty_one_says_so():
     text = bench.render([RECORD, {**RECORD, "path": "per-step (before)", "cpu_s": 400.0, "clean": False}])
     rows = text.splitlines()
     assert rows[0] == bench.BEGIN and rows[-1] == bench.END
-    assert rows[3] == ("| `optax:lion` | linear | fast | foreign loops | 11.0 | 61.6 | linf | 2026-12-07 19:54 UTC "
-                       "| 0db0abe | 6.5 |")
-    assert rows[4].startswith("| `optax:lion` | linear | fast | per-step (before) | 400.0 |")
+    assert rows[3] == ("| `optax:lion` | linear | fast | foreign loops | 11.0 | 61.6 | 1e7 | linf | "
+                       "2026-12-07 19:54 UTC | 0db0abe | 6.5 |")
+    assert rows[4].startswith("| `optax:lion` | linear | fast | per-step (before) | 400.0 | 61.6 | 1e7 |")
+    old = bench.render([{k: v for k, v in RECORD.items() if k != "horizon"}]).splitlines()[3]   # before it was kept
+    assert "| 61.6 | – | linf |" in old
     assert rows[4].endswith("| 0db0abe (dirty) | 6.5 |")
+
+
+def test_the_longest_horizon_is_the_longest_dataset_run():
+    bench = load()
+    ds = [{"horizon": 1_000_000}, {"horizon": 10_000_000}]
+    models = [{"evidence": {"l2": {"datasets": ds[:1]}, "linf": {"datasets": ds}}}, {"not_judged": "why"}]
+    assert bench.longest(models) == 10_000_000
+    assert bench.longest([{"not_judged": "why"}]) is None
 
 
 def test_check_fails_on_a_page_whose_table_differs(tmp_path, monkeypatch, capsys):
