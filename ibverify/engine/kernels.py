@@ -222,23 +222,83 @@ def _all_at_least(v, thr):
 
 
 @nb.njit(inline="always", **JIT)
-def _reframe(adam, k, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2):
-    """No memory left at coordinate k: exact moments (1−β1)g, (1−β2)g² in a frame at g (s_k = −Lg),
-    and the step taken there. Returns whether w_k changed. A g so small that those moments would leave the normal
-    range ((1−β2)g² < LOST for Adam, (1−β1)|g| < TINY for Signum: a coordinate fed only by samples far past the
-    batch's smallest margin; issue 35, digits 2-vs-3 ended in 0/0) is re-framed at g itself: ±1 in the frame
-    Lg + log|g|."""
-    if (adam and (1.0 - b2) * g * g < LOST) or ((not adam) and (1.0 - b1) * abs(g) < TINY):
-        Lg += math.log(abs(g))
-        g = 1.0 if g > 0.0 else -1.0
-    s[k] = -Lg
-    m[k] = (1.0 - b1) * g
+def _log_abs(x):
+    return math.log(abs(x)) if x != 0.0 else -np.inf
+
+
+@nb.njit(inline="always", **JIT)
+def _frame_above(lold, lnew, L):
+    """s_k for a pre-step shift that keeps memory: the larger of the two terms' true log sizes (lold: the old
+    memory's, lnew: the new gradient's, in the units of √v̂, or of m̂ for Signum and Lion) is O(1) in it; capped so
+    that e^{L + s_k} stays finite (a g̃ below e^{−SAFE} is past float64's precision anyway)."""
+    return min(-max(lold, lnew), SAFE - L)
+
+
+@nb.njit(inline="always", **JIT)
+def _shift_to(k, sn, m, v, s):
+    """Move coordinate k's frame to sn (m̂ by e^{sn − s_k}, v̂ by its square)."""
+    r = sn - s[k]
+    m[k] = _mul_exp(m[k], r)
+    v[k] = _mul_exp(v[k], 2.0 * r)
+    s[k] = sn
+
+
+@nb.njit(inline="always", **JIT)
+def _adam_keeps(om, ov, gt, b2):
+    """Adam: the new term (1−β2)g̃² in the frame at L is below LOST while the old memory (om = β1 m̂, ov = β2 v̂)
+    is not zero: shifting by L + s_k would drop part of it below the float64 range."""
+    return (1.0 - b2) * gt * gt < LOST and (om != 0.0 or ov != 0.0)
+
+
+@nb.njit(inline="always", **JIT)
+def _combine(adam, k, om, ov, g, Lg, m, v, s, b1, b2):
+    """The exact new moments β1 m + (1−β1) g and (Adam) β2 v + (1−β2) g² of coordinate k, combined in the log
+    domain (nothing dropped that float64 logs can hold): om = β1 m̂, ov = β2 v̂ in the frame s_k, the true gradient
+    g·e^{Lg}. The new frame puts the larger term at O(1): v̂ ∈ [1, 2] (Adam), |m̂| ≤ 1 with max term 1 (Signum)."""
+    lg = Lg + math.log(abs(g))
+    lom = _log_abs(om) - s[k]
     if adam:
-        v[k] = (1.0 - b2) * g * g
-        den = math.sqrt(v[k] / c2) + (eps * math.exp(s[k]) if eps > 0.0 else 0.0)
-        u = (m[k] / c1) / den
+        lov = math.log(ov) - 2.0 * s[k] if ov > 0.0 else -np.inf
+        lgv = math.log(1.0 - b2) + 2.0 * lg
+        top = max(lov, lgv)
+        sn = -0.5 * top
+        v[k] = (math.exp(lov - top) if ov > 0.0 else 0.0) + math.exp(lgv - top)
     else:
-        u = 1.0 if m[k] > 0.0 else -1.0
+        sn = -max(lom, math.log(1.0 - b1) + lg)
+    mo = math.copysign(math.exp(lom + sn), om) if om != 0.0 else 0.0
+    m[k] = mo + (1.0 - b1) * math.copysign(math.exp(lg + sn), g)
+    s[k] = sn
+
+
+@nb.njit(inline="always", **JIT)
+def _reframe_moments(adam, k, om, ov, g, Lg, m, v, s, b1, b2):
+    """Coordinate k's new moments where the new gradient (g·e^{Lg}) and the old memory (om = β1 m̂, ov = β2 v̂ in
+    the frame s_k) cannot be added in the shared frame. No memory (om = ov = 0): the exact moments (1−β1)g,
+    (1−β2)g² in a frame at g (s_k = −Lg); a g so small that those moments would leave the normal range
+    ((1−β2)g² < LOST for Adam, (1−β1)|g| < TINY for Signum: a coordinate fed only by samples far past the batch's
+    smallest margin; issue 35, digits 2-vs-3 ended in 0/0) is re-framed at g itself: ±1 in the frame
+    Lg + log|g|. With memory: `_combine` (log domain)."""
+    if om == 0.0 and ((not adam) or ov == 0.0):
+        if (adam and (1.0 - b2) * g * g < LOST) or ((not adam) and (1.0 - b1) * abs(g) < TINY):
+            Lg += math.log(abs(g))
+            g = 1.0 if g > 0.0 else -1.0
+        s[k] = -Lg
+        m[k] = (1.0 - b1) * g
+        if adam:
+            v[k] = (1.0 - b2) * g * g
+    else:
+        _combine(adam, k, om, ov, g, Lg, m, v, s, b1, b2)
+
+
+@nb.njit(inline="always", **JIT)
+def _reframe(adam, k, om, ov, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2):
+    """`_reframe_moments`, then the step taken in the new frame. Returns whether w_k changed."""
+    _reframe_moments(adam, k, om, ov, g, Lg, m, v, s, b1, b2)
+    if adam:
+        den = math.sqrt(v[k] / c2) + (eps * math.exp(s[k]) if eps > 0.0 else 0.0)
+        u = (m[k] / c1) / den if den > 0.0 else 0.0
+    else:
+        u = 1.0 if m[k] > 0.0 else (-1.0 if m[k] < 0.0 else 0.0)
     wn = w[k] - eta * u
     moved = wn != w[k]
     w[k] = wn
@@ -249,19 +309,31 @@ def _make_moment_step(adam: bool):
     """_moment_step for Adam (adam=True) or Signum: `adam` is the closure's constant, so numba prunes the other
     optimizer's branches before typing them (a run compiles only its own; issue 21)."""
 
-    def _moment_step(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2, b1, b2, eps,
+    def _moment_step(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, wown, eta, c1, c2, b1, b2, eps,
                      log_frame, diag):
         """One Adam/Signum step (general path) given the batch gradient g̃ (gt, L); returns the new S.
         Kept branch-light so the coordinate loop stays tight: frame moves happen in separate rare passes."""
         d = w.shape[0]
+        if nown > 0:  # own-frame coordinates: w_k as it was (the shared loop below steps them on their decayed m̂)
+            for k in range(d):
+                if own[k]:
+                    wown[k] = w[k]
         if log_frame and L + S > 0.0:  # pre-step shift (rare): the gradient is above a frame
             shifted = False
             for k in range(d):
                 e = L + s[k]
                 if e > 0.0 and gt[k] != 0.0:
-                    m[k] *= math.exp(-e)
-                    v[k] *= math.exp(-2.0 * e)
-                    s[k] -= e
+                    if adam and _adam_keeps(b1 * m[k], b2 * v[k], gt[k], b2):  # the old v must not be dropped
+                        lold = 0.5 * math.log(b2 * v[k]) - s[k] if b2 * v[k] > 0.0 else -np.inf
+                        _shift_to(k, _frame_above(lold, 0.5 * math.log(1.0 - b2) + L + math.log(abs(gt[k])), L),
+                                  m, v, s)
+                    elif (not adam) and (1.0 - b1) * abs(gt[k]) < LOST and b1 * m[k] != 0.0:  # nor the old m
+                        lold = math.log(b1 * abs(m[k])) - s[k]
+                        _shift_to(k, _frame_above(lold, math.log(1.0 - b1) + L + math.log(abs(gt[k])), L), m, v, s)
+                    else:
+                        m[k] *= math.exp(-e)
+                        v[k] *= math.exp(-2.0 * e)
+                        s[k] -= e
                     diag[1] += 1
                     shifted = True
             if shifted:
@@ -276,10 +348,10 @@ def _make_moment_step(adam: bool):
                 gh = gt[k] * (a * q[k])  # (for b = 1, gt = −z_i exactly)
                 mk = b1 * m[k] + (1.0 - b1) * gh
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
-                m[k] = mk
-                v[k] = vk
                 tiny |= (vk > 0.0) & (vk < TINY)
-                gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below in a frame at g
+                gone = (vk < LOST) & (gt[k] != 0.0) & log_frame  # redone below from the old m̂, v̂ (kept)
+                m[k] = m[k] if gone else mk
+                v[k] = v[k] if gone else vk
                 lost |= gone
                 den = math.sqrt(vk / c2) + epss[k]
                 u = 0.0 if (gone or den == 0.0) else (mk / c1) / den
@@ -293,36 +365,46 @@ def _make_moment_step(adam: bool):
                 else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
                     gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
                 mk = b1 * m[k] + (1.0 - b1) * gh
-                m[k] = mk
                 if adam:
                     vk = b2 * v[k] + (1.0 - b2) * gh * gh
-                    v[k] = vk
                     tiny |= (vk > 0.0) & (vk < TINY)
                     den = math.sqrt(vk / c2) + epss[k]
                     u = (mk / c1) / den if den > 0.0 else 0.0
-                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below in a frame at g
+                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below from the old m̂, v̂ (kept)
                         lost = True
                         u = 0.0
+                    else:
+                        m[k] = mk
+                        v[k] = vk
                 else:
                     tiny |= (mk != 0.0) & (abs(mk) < TINY)
                     u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
-                    if log_frame and mk == 0.0 and gt[k] != 0.0:
+                    if log_frame and mk == 0.0 and gt[k] != 0.0:  # redone below from the old m̂ (kept)
                         lost = True
+                    else:
+                        m[k] = mk
                 wn = w[k] - eta * u
                 moved |= wn != w[k]
                 w[k] = wn
-        if log_frame and lost:  # no memory left: exact moments (1−β1)g, (1−β2)g² in a frame at g
-            for k in range(d):
-                if gt[k] != 0.0 and ((adam and v[k] < LOST) or (not adam and m[k] == 0.0)):
-                    moved |= _reframe(adam, k, gt[k], L, w, m, v, s, eta, b1, b2, eps, c1, c2)
-                    diag[1] += 1
+        if log_frame and lost:  # the sum left the normal range: the same test again, then the old m̂, v̂ and g
+            for k in range(d):  # combined outside the shared frame (_reframe)
+                if gt[k] != 0.0:
+                    gh = gt[k] * (a * q[k]) if safe else gt[k] * math.exp(L + s[k])
+                    if (adam and b2 * v[k] + (1.0 - b2) * gh * gh < LOST) or \
+                            ((not adam) and b1 * m[k] + (1.0 - b1) * gh == 0.0):
+                        moved |= _reframe(adam, k, b1 * m[k], b2 * v[k], gt[k], L, w, m, v, s, eta, b1, b2, eps, c1,
+                                          c2)
+                        diag[1] += 1
             S = _refresh(s, q, epss, eps)
-        if nown > 0:  # memoryless state, coordinates in their own frame L_k (gt_k = 0 above: no step yet)
+            tiny = True
+        if nown > 0:  # coordinates in their own frame L_k (gt_k = 0 above: m̂, v̂ decayed, no step yet)
             for k in range(d):
                 if own[k]:
-                    moved |= _reframe(adam, k, gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2)
+                    w[k] = wown[k]
+                    moved |= _reframe(adam, k, m[k], v[k], gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2)
                     diag[1] += 1
             S = _refresh(s, q, epss, eps)
+            tiny = True
         if log_frame and tiny:  # post-step shift (rare): bring tiny moments back to O(1)
             for k in range(d):
                 x = v[k] if adam else abs(m[k])
@@ -402,6 +484,7 @@ def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
         gown = np.empty(d)
         Lk = np.empty(d)
         own = np.zeros(d, dtype=np.bool_)
+        wown = np.empty(d)
         q = np.empty(d)
         epss = np.empty(d)
         rownz = np.empty(n, dtype=np.bool_)  # batch size 1: is g̃ = −z_i nonzero
@@ -410,8 +493,7 @@ def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
             for k in range(d):
                 rownz[i] |= Z[i, k] != 0.0
         S = _refresh(s, q, epss, eps)
-        memoryless = log_frame and b > 1 and ((adam and b2 == 0.0) or ((not adam) and b1 == 0.0))
-        cut = (CUT_SQ if adam else CUT) if memoryless else 0.0  # Adam squares g̃: its v̂ must stay normal
+        cut = (CUT_SQ if adam else CUT) if (log_frame and b > 1) else 0.0  # Adam squares g̃: its v̂ must stay normal
         thr = 2.0 * TINY / b2 if (adam and log_frame and b2 > 0.0) else np.inf
         lazy = adam and log_frame and _all_at_least(v, thr)
         gt2, q2, epss2 = gt.reshape(1, d), q.reshape(1, d), epss.reshape(1, d)  # (1, d) views for _lazy_step
@@ -437,7 +519,7 @@ def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
             else:
                 L, nonzero, nown = _batch_gradient(Z, rows, w, loss, lw, gt, nogsq, diag, cut, gown, Lk, own)
                 g2, rg, sg = gt2, 0, 1.0
-            if lazy and L + S <= 0.0:
+            if lazy and L + S <= 0.0 and nown == 0:
                 if with_plain and plain:
                     low, moved = _lazy_step_plain(g2, rg, sg, math.exp(L + S), w2, m2, v2, 0, eta, b1, b2, thr)
                 else:
@@ -450,11 +532,11 @@ def _make_moment_chunk(adam: bool, with_plain: bool, single: bool):
                     for k in range(d):
                         gt[k] = -Z[rg, k]
                 if adam:
-                    S = _moment_step_adam(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
-                                          b1, b2, eps, log_frame, diag)
+                    S = _moment_step_adam(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, wown, eta, c1,
+                                          c2, b1, b2, eps, log_frame, diag)
                 else:
-                    S = _moment_step_signum(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, eta, c1, c2,
-                                            b1, b2, eps, log_frame, diag)
+                    S = _moment_step_signum(w, m, v, s, q, epss, S, L, gt, nonzero, nown, gown, Lk, own, wown, eta, c1,
+                                            c2, b1, b2, eps, log_frame, diag)
                 lazy = adam and log_frame and _all_at_least(v, thr)
                 plain = unit and _all_at_least(-q, -1.0)
 
