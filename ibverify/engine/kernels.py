@@ -58,7 +58,7 @@ CUT = 1e-290   # memoryless Signum: a coordinate whose largest relative contribu
 CUT_SQ = 1e-145  # its own frame; AdamProxy and memoryless Adam square the contributions: below this
 SHORTCUT = 37.0  # log-weight: −z − log1p(e^{−z}) == −z in float64 for z ≥ 37
 PLAIN_MIN_D = 64  # from this d a kernel specialization with the plain lazy loop is used (faster there only)
-N_DIAG = 4
+N_DIAG = 5
 JIT = dict(cache=True, error_model="numpy")
 
 
@@ -244,41 +244,47 @@ def _shift_to(k, sn, m, v, s):
 
 
 @nb.njit(inline="always", **JIT)
-def _adam_keeps(om, ov, gt, b2):
-    """Adam: the new term (1−β2)g̃² in the frame at L is below LOST while the old memory (om = β1 m̂, ov = β2 v̂)
-    is not zero: shifting by L + s_k would drop part of it below the float64 range."""
-    return (1.0 - b2) * gt * gt < LOST and (om != 0.0 or ov != 0.0)
+def _log_mem(c, x):
+    """log(c·|x|) without forming c·x (it can underflow while both logs are finite); −inf where c·x is 0."""
+    return math.log(c) + math.log(abs(x)) if (c != 0.0 and x != 0.0) else -np.inf
 
 
 @nb.njit(inline="always", **JIT)
-def _combine(adam, k, om, ov, g, Lg, m, v, s, b1, b2):
-    """The exact new moments β1 m + (1−β1) g and (Adam) β2 v + (1−β2) g² of coordinate k, combined in the log
-    domain (nothing dropped that float64 logs can hold): om = β1 m̂, ov = β2 v̂ in the frame s_k, the true gradient
-    g·e^{Lg}. The new frame puts the larger term at O(1): v̂ ∈ [1, 2] (Adam), |m̂| ≤ 1 with max term 1 (Signum)."""
+def _adam_keeps(m, v, gt, b1, b2):
+    """Adam: the new term (1−β2)g̃² in the frame at L is below LOST while the old memory β1 m̂, β2 v̂ is not zero:
+    shifting by L + s_k would drop part of it below the float64 range."""
+    return (1.0 - b2) * gt * gt < LOST and ((b1 != 0.0 and m != 0.0) or (b2 != 0.0 and v != 0.0))
+
+
+@nb.njit(inline="always", **JIT)
+def _combine(adam, k, cm, cv, g, Lg, m, v, s, b1, b2):
+    """The exact new moments cm·m + (1−β1) g and (Adam) cv·v + (1−β2) g² of coordinate k, combined in the log
+    domain (nothing dropped that float64 logs can hold): the old m̂, v̂ in the frame s_k, weighted by cm, cv (β1, β2;
+    or 1, 1 where the shared loop has already decayed them), the true gradient g·e^{Lg}. The new frame puts the
+    larger term at O(1): v̂ ∈ [1, 2] (Adam), the larger of |m̂|'s two terms 1 (Signum)."""
     lg = Lg + math.log(abs(g))
-    lom = _log_abs(om) - s[k]
+    lom = _log_mem(cm, m[k]) - s[k]
     if adam:
-        lov = math.log(ov) - 2.0 * s[k] if ov > 0.0 else -np.inf
+        lov = _log_mem(cv, v[k]) - 2.0 * s[k]
         lgv = math.log(1.0 - b2) + 2.0 * lg
         top = max(lov, lgv)
         sn = -0.5 * top
-        v[k] = (math.exp(lov - top) if ov > 0.0 else 0.0) + math.exp(lgv - top)
+        v[k] = math.exp(lov - top) + math.exp(lgv - top)
     else:
         sn = -max(lom, math.log(1.0 - b1) + lg)
-    mo = math.copysign(math.exp(lom + sn), om) if om != 0.0 else 0.0
-    m[k] = mo + (1.0 - b1) * math.copysign(math.exp(lg + sn), g)
+    m[k] = math.copysign(math.exp(lom + sn), m[k]) + (1.0 - b1) * math.copysign(math.exp(lg + sn), g)
     s[k] = sn
 
 
 @nb.njit(inline="always", **JIT)
-def _reframe_moments(adam, k, om, ov, g, Lg, m, v, s, b1, b2):
-    """Coordinate k's new moments where the new gradient (g·e^{Lg}) and the old memory (om = β1 m̂, ov = β2 v̂ in
-    the frame s_k) cannot be added in the shared frame. No memory (om = ov = 0): the exact moments (1−β1)g,
-    (1−β2)g² in a frame at g (s_k = −Lg); a g so small that those moments would leave the normal range
-    ((1−β2)g² < LOST for Adam, (1−β1)|g| < TINY for Signum: a coordinate fed only by samples far past the batch's
-    smallest margin; issue 35, digits 2-vs-3 ended in 0/0) is re-framed at g itself: ±1 in the frame
-    Lg + log|g|. With memory: `_combine` (log domain)."""
-    if om == 0.0 and ((not adam) or ov == 0.0):
+def _reframe_moments(adam, k, cm, cv, g, Lg, m, v, s, b1, b2):
+    """Coordinate k's new moments where the new gradient (g·e^{Lg}) and the old memory (cm·m̂, cv·v̂ in the frame
+    s_k) cannot be added in the shared frame. No memory (cm·m̂ = cv·v̂ = 0): the exact moments (1−β1)g, (1−β2)g² in
+    a frame at g (s_k = −Lg); a g so small that those moments would leave the normal range ((1−β2)g² < LOST for
+    Adam, (1−β1)|g| < TINY for Signum: a coordinate fed only by samples far past the batch's smallest margin;
+    issue 35, digits 2-vs-3 ended in 0/0) is re-framed at g itself: ±1 in the frame Lg + log|g|. With memory:
+    `_combine` (log domain). Returns whether memory was kept (combined)."""
+    if (cm == 0.0 or m[k] == 0.0) and ((not adam) or cv == 0.0 or v[k] == 0.0):
         if (adam and (1.0 - b2) * g * g < LOST) or ((not adam) and (1.0 - b1) * abs(g) < TINY):
             Lg += math.log(abs(g))
             g = 1.0 if g > 0.0 else -1.0
@@ -286,14 +292,18 @@ def _reframe_moments(adam, k, om, ov, g, Lg, m, v, s, b1, b2):
         m[k] = (1.0 - b1) * g
         if adam:
             v[k] = (1.0 - b2) * g * g
-    else:
-        _combine(adam, k, om, ov, g, Lg, m, v, s, b1, b2)
+        return False
+    _combine(adam, k, cm, cv, g, Lg, m, v, s, b1, b2)
+    return True
 
 
 @nb.njit(inline="always", **JIT)
-def _reframe(adam, k, om, ov, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2):
-    """`_reframe_moments`, then the step taken in the new frame. Returns whether w_k changed."""
-    _reframe_moments(adam, k, om, ov, g, Lg, m, v, s, b1, b2)
+def _reframe(adam, k, cm, cv, g, Lg, w, m, v, s, eta, b1, b2, eps, c1, c2, diag):
+    """`_reframe_moments`, then the step taken in the new frame. Returns whether w_k changed. Counts a frame move
+    (diag[1]) and, where memory was kept, a log-domain combination (diag[4])."""
+    diag[1] += 1
+    if _reframe_moments(adam, k, cm, cv, g, Lg, m, v, s, b1, b2):
+        diag[4] += 1
     if adam:
         den = math.sqrt(v[k] / c2) + (eps * math.exp(s[k]) if eps > 0.0 else 0.0)
         u = (m[k] / c1) / den if den > 0.0 else 0.0
@@ -323,13 +333,15 @@ def _make_moment_step(adam: bool):
             for k in range(d):
                 e = L + s[k]
                 if e > 0.0 and gt[k] != 0.0:
-                    if adam and _adam_keeps(b1 * m[k], b2 * v[k], gt[k], b2):  # the old v must not be dropped
-                        lold = 0.5 * math.log(b2 * v[k]) - s[k] if b2 * v[k] > 0.0 else -np.inf
+                    if adam and _adam_keeps(m[k], v[k], gt[k], b1, b2):  # the old v must not be dropped
+                        lold = 0.5 * _log_mem(b2, v[k]) - s[k]
                         _shift_to(k, _frame_above(lold, 0.5 * math.log(1.0 - b2) + L + math.log(abs(gt[k])), L),
                                   m, v, s)
-                    elif (not adam) and (1.0 - b1) * abs(gt[k]) < LOST and b1 * m[k] != 0.0:  # nor the old m
-                        lold = math.log(b1 * abs(m[k])) - s[k]
+                        diag[4] += 1
+                    elif (not adam) and (1.0 - b1) * abs(gt[k]) < LOST and b1 != 0.0 and m[k] != 0.0:  # nor old m
+                        lold = _log_mem(b1, m[k]) - s[k]
                         _shift_to(k, _frame_above(lold, math.log(1.0 - b1) + L + math.log(abs(gt[k])), L), m, v, s)
+                        diag[4] += 1
                     else:
                         m[k] *= math.exp(-e)
                         v[k] *= math.exp(-2.0 * e)
@@ -392,17 +404,14 @@ def _make_moment_step(adam: bool):
                     gh = gt[k] * (a * q[k]) if safe else gt[k] * math.exp(L + s[k])
                     if (adam and b2 * v[k] + (1.0 - b2) * gh * gh < LOST) or \
                             ((not adam) and b1 * m[k] + (1.0 - b1) * gh == 0.0):
-                        moved |= _reframe(adam, k, b1 * m[k], b2 * v[k], gt[k], L, w, m, v, s, eta, b1, b2, eps, c1,
-                                          c2)
-                        diag[1] += 1
+                        moved |= _reframe(adam, k, b1, b2, gt[k], L, w, m, v, s, eta, b1, b2, eps, c1, c2, diag)
             S = _refresh(s, q, epss, eps)
             tiny = True
         if nown > 0:  # coordinates in their own frame L_k (gt_k = 0 above: m̂, v̂ decayed, no step yet)
             for k in range(d):
                 if own[k]:
                     w[k] = wown[k]
-                    moved |= _reframe(adam, k, m[k], v[k], gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2)
-                    diag[1] += 1
+                    moved |= _reframe(adam, k, 1.0, 1.0, gown[k], Lk[k], w, m, v, s, eta, b1, b2, eps, c1, c2, diag)
             S = _refresh(s, q, epss, eps)
             tiny = True
         if log_frame and tiny:  # post-step shift (rare): bring tiny moments back to O(1)

@@ -36,7 +36,7 @@ import numba as nb
 import numpy as np
 
 from .kernels import (CUT, CUT_SQ, JIT, LOST, SAFE, TINY, _adam_keeps, _batch_gradient, _count_stall, _fill_rows,
-                      _frame_above, _mul_exp, _reframe_moments, _refresh, _shift_to)
+                      _frame_above, _log_mem, _mul_exp, _reframe_moments, _refresh, _shift_to)
 
 L1, LION, ADAGRAD, ADAMW = 10, 11, 12, 13
 TRUE_MIN = -700.0  # steepest-l1 takes the true gradient e^{L} g̃ while L > this (e^{L} normal, with room)
@@ -130,13 +130,16 @@ def _frame_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, e
             if log_frame and gv != 0.0 and Lv + s[k] > 0.0:  # pre-step shift: the gradient is above the frame
                 e = Lv + s[k]
                 lg = Lv + math.log(abs(gv))
-                if kind == ADAMW and _adam_keeps(b1 * m[k], b2 * v[k], gv, b2):  # keep the memory (_frame_above)
-                    lold = 0.5 * math.log(b2 * v[k]) - s[k] if b2 * v[k] > 0.0 else -np.inf
+                if kind == ADAMW and _adam_keeps(m[k], v[k], gv, b1, b2):  # keep the memory (_frame_above)
+                    lold = 0.5 * _log_mem(b2, v[k]) - s[k]
                     _shift_to(k, _frame_above(lold, 0.5 * math.log(1.0 - b2) + lg, Lv), m, v, s)
+                    diag[4] += 1
                 elif kind == LION and min(1.0 - b1, 1.0 - b2) * abs(gv) < LOST and m[k] != 0.0:
                     _shift_to(k, _frame_above(math.log(abs(m[k])) - s[k], lg, Lv), m, v, s)
+                    diag[4] += 1
                 elif kind == ADAGRAD and gv * gv < LOST and v[k] > 0.0:
                     _shift_to(k, _frame_above(0.5 * math.log(v[k]) - s[k], lg, Lv), m, v, s)
+                    diag[4] += 1
                 else:
                     m[k] *= math.exp(-e)
                     v[k] = v[k] * math.exp(-2.0 * e)
@@ -182,7 +185,8 @@ def _frame_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, e
                 mk = b1 * m[k] + (1.0 - b1) * gh
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
                 if log_frame and gv != 0.0 and vk < LOST:  # the sum left the normal range: as kernels._reframe
-                    _reframe_moments(True, k, b1 * m[k], b2 * v[k], gv, Lv, m, v, s, b1, b2)
+                    if _reframe_moments(True, k, b1, b2, gv, Lv, m, v, s, b1, b2):
+                        diag[4] += 1
                     mk = m[k]
                     vk = v[k]
                     es = eps * math.exp(s[k]) if eps > 0.0 else 0.0
