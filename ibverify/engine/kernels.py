@@ -5,31 +5,36 @@ m_k = e^{−s_k} m̂_k, true v_k = e^{−2 s_k} v̂_k. Adam without ε and Signu
 positive rescaling of a coordinate's gradient history, so m̂/√v̂ (or sign m̂) is the true update while
 m̂, v̂ stay O(1) long after e^{−z} has underflowed. NGD and AdamProxy need no state: their updates
 are ratios of the relative gradient g̃. The frame moves only when needed (rare passes):
-  * before a step, if the incoming gradient would exceed the frame (L + s_k > 0), shift s_k down;
+  * before a step, if the incoming gradient would exceed the frame (L + s_k > 0), shift s_k down: by
+    L + s_k, or, where the new term ((1−β2)g̃², (1−β1)|g̃| for Signum) is below LOST while the coordinate keeps
+    memory, to the frame of the larger of the old memory and the new term (nothing leaves the float64 range);
   * after a step, if 0 < v̂_k < TINY (Adam) or 0 < |m̂_k| < TINY (Signum), shift s_k up to O(1);
-  * if a nonzero gradient fell out of the normal float64 range in the frame while the state had no
-    memory left (v̂ < LOST, or m̂ = 0 for Signum: β = 0, or a coordinate's first gradient), the exact
-    moments are (1−β1)g, (1−β2)g²: re-frame at g and take the step there.
+  * re-frame: if a nonzero gradient's sum with the memory fell out of the normal float64 range in the frame
+    (v̂_new < LOST, or m̂_new = 0 for Signum), the coordinate's old m̂, v̂ were kept (not overwritten by the
+    loop) and are combined with g in the log domain (`_combine`: log β2 v̂ − 2 s_k and log(1−β2) + 2 log|g|
+    added by log-sum-exp, the new frame at the larger term), so no memory is dropped that a float64 log can
+    hold; with no memory (β = 0, a first gradient) the exact moments (1−β1)g, (1−β2)g² are re-framed at g.
+    `memory_kept` (diag[4]) counts both log-domain combinations.
 e^{L + s_k} = e^{L + S} q_k with S = max_k s_k and cached q_k = e^{s_k − S}: one exp per step.
 With ε > 0 the denominator is √v̂ + ε e^{s_k}, which is exact too. With log_frame=False the same
 kernel runs naive float64 (s ≡ 0): it freezes once g² underflows, which tests show.
 
 Batch gradient: log-weights l_i = log|ℓ'(z_i·w)|; with L = max over the batch, the relative
 gradient is g̃_k = −(1/b) Σ_i e^{l_i − L} z_ik and the true one g_k = e^{L} g̃_k.
-Per-coordinate frames for memoryless updates (issue 10 item 7): when the state keeps no memory
-(Adam with β2 = 0, Signum with β = 0) or the update is a per-coordinate ratio (AdamProxy), a
-coordinate whose every batch contribution is far below the batch's largest weight
-(max_i e^{l_i − L}|z_ik| < CUT, or CUT_SQ where squares must stay normal) would be flushed to 0 (or
-lose precision) in the shared frame L, although the exact update there is O(1) (a full sign step at
-β2 = 0). Such a coordinate is recomputed in its own frame L_k = max{l_i : z_ik ≠ 0}:
-g̃_k = −(1/b) Σ_i e^{l_i − L_k} z_ik (and the squares for AdamProxy), and the moment kernels take its
-step there (s_k = −L_k, exact moments (1−β1)g, (1−β2)g²). With memory (β2 > 0 at b > 1) a batch whose
-margins spread past ≈ 700 can still overflow the re-framing: the run stops with a clear error.
+Per-coordinate frames (issue 10 item 7; with memory: issue 50): at batch size b > 1 a coordinate whose
+every batch contribution is far below the batch's largest weight (max_i e^{l_i − L}|z_ik| < CUT, or
+CUT_SQ where squares must stay normal) would be flushed to 0 (or lose precision) in the shared frame L,
+although its exact update can be O(1) (a full sign step at β2 = 0; Adam's m/√v of its own history).
+Such a coordinate is recomputed in its own frame L_k = max{l_i : z_ik ≠ 0}:
+g̃_k = −(1/b) Σ_i e^{l_i − L_k} z_ik (and the squares for AdamProxy); the moment kernels let the shared
+loop decay its m̂, v̂ (without a step: w_k is restored) and then combine them with g̃_k e^{L_k} in the log
+domain (re-frame above), taking its step there.
 
 Speed (issue 12): every kernel is compiled with error_model='numpy' (no ZeroDivisionError check per
 division, so the hot loops vectorize; every division is guarded, results are bit-identical).
 Lazy frame test (Adam): v_new = β2 v + (1−β2) g² ≥ β2 v, so if every v̂_k ≥ 2·TINY/β2 before a step
-that needs no pre-step shift (L + S ≤ 0), no coordinate can become tiny or lost in that step: such
+that needs no pre-step shift (L + S ≤ 0) and has no own-frame coordinate, no coordinate can become tiny or lost
+in that step: such
 steps run a branch-free loop with the identical arithmetic (and only test v̂_k < 2·TINY/β2 for the
 next step). Not for Signum (m is signed and can cancel to 0 in one step).
 Log-weight shortcut: for z ≥ 37, −z − log1p(e^{−z}) rounds to −z exactly in float64 (e^{−37} <
@@ -39,7 +44,8 @@ Samples: either an index block idx (steps, b), or, for cyclic order, no array at
 Diagnostics (counters): flushed (a batch sample's relative weight underflowed to 0), shifts
 (frame moves), stalled (steps where the true gradient is nonzero but w did not change at all; single
 such steps are normal for samples with negligible weight), streak (current run of consecutive stalled
-steps: a long streak at the end of a run is the signature of a float64 freeze).
+steps: a long streak at the end of a run is the signature of a float64 freeze), kept (memory combined
+with a gradient in the log domain: re-frames and pre-step shifts that would otherwise have dropped it).
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ import numpy as np
 ADAM, SIGNUM, GD, NGD, PROXY = 0, 1, 2, 3, 4
 LOGISTIC, EXPONENTIAL = 0, 1
 TINY = 1e-150  # moments below this are brought back to O(1)
-LOST = 1e-280  # a v below this has (nearly) left the normal range: recompute in a frame at g
+LOST = 1e-280  # a v below this has (nearly) left the normal range: recombine in the log domain (re-frame)
 SAFE = 700.0   # e^{L + S} is used only while L + S ≤ SAFE (else one exp per coordinate)
 CUT = 1e-290   # memoryless Signum: a coordinate whose largest relative contribution is below this gets
 CUT_SQ = 1e-145  # its own frame; AdamProxy and memoryless Adam square the contributions: below this

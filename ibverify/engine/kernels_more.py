@@ -16,12 +16,15 @@ except for ε (the denominator becomes √v̂ + ε e^{s_k}, exact) and AdamW's d
   * lion: c = β1 m + (1−β1) g and m ← β2 m + (1−β2) g in the frame of m. Where β1 m = 0 exactly (m = 0, or
     β1 = 0) the step is sign(g) whatever the size of ĝ (ĝ may underflow); where β2 m = 0 and |m̂_new| < TINY the
     moment is re-framed at g (s_k = −L, m̂ = (1−β2) g̃: exact). Tiny m̂ are shifted back to O(1) after a step.
-  * adagrad: v ← v + g², u = g/(√v + ε) in the frame of v. A coordinate whose v̂ is 0 (first gradient, or lost
-    below the float64 range in a pre-step shift: then v_old is < 1e−300 of g²) is re-framed at g (s_k = −L,
-    v̂ = g̃²). v̂ never decreases otherwise, so no post-step shift is needed.
-  * adamw: Adam's moments exactly as `kernels._moment_step` (pre-step shift, re-frame when v̂ < LOST, post-step
-    shift when v̂ < TINY), then θ_k ← θ_k − η_t (d_k + λ θ_k).
-Pre-step shift (all moment rows): if L + s_k > 0 at a coordinate with g̃_k ≠ 0, the moments move down by e^{−e}.
+  * adagrad: v ← v + g², u = g/(√v + ε) in the frame of v. A coordinate whose v̂ is 0 (first gradient) is
+    re-framed at g (s_k = −L, v̂ = g̃²). v̂ never decreases otherwise, so no post-step shift is needed.
+  * adamw: Adam's moments as `kernels._moment_step` (pre-step shift, re-frame when v̂_new < LOST: the old m̂, v̂
+    combined with g in the log domain, `kernels._reframe_moments`; post-step shift when v̂ < TINY), then
+    θ_k ← θ_k − η_t (d_k + λ θ_k).
+Pre-step shift (all moment rows): if L + s_k > 0 at a coordinate with g̃_k ≠ 0, the moments move down by e^{−e};
+where the new term is below LOST in that frame ((1−β2)g̃² for adamw, min(1−β1, 1−β2)|g̃| for lion, g̃² for adagrad)
+while the coordinate keeps memory, they move instead to the frame of the larger of the memory and the new term
+(`kernels._frame_above`), so the memory is not dropped below the float64 range (counted in diag[4]).
 Batch size > 1 with a sample whose weight is below CUT (CUT_SQ for the squaring rows) relative to the batch's
 largest: coordinates with no contribution above it are recomputed in their own frame L_k (`kernels._own_frames`)
 and enter with ĝ_k = g̃_k^{own} e^{L_k + s_k}. With log_frame=False: s ≡ 0 and no frame moves (naive float64;
