@@ -87,8 +87,7 @@ def engine_matches_mpmath(ctx: CheckContext) -> Outcome:
                      "reference drift at 2× digits": drift, "ill-conditioned": ill,
                      "min margin at horizon": margin,
                      "margin spread at horizon": float(np.max(margins) - margin),
-                     "frame shifts": fast.diagnostics.get("frame_shifts", 0),
-                     "memory kept": fast.diagnostics.get("memory_kept", 0), "frozen": fast.diagnostics["frozen"]})
+                     "frame shifts": fast.diagnostics.get("frame_shifts", 0), "frozen": fast.diagnostics["frozen"]})
         series.append(Series(label, exact.checkpoints.tolist(), np.maximum(err, 1e-18).tolist(),
                              ylabel="max |w − w_mpmath| / max |w_mpmath|", group="difference"))
         if sens.max() > rtol:

@@ -24,7 +24,7 @@ except for ε (the denominator becomes √v̂ + ε e^{s_k}, exact) and AdamW's d
 Pre-step shift (all moment rows): if L + s_k > 0 at a coordinate with g̃_k ≠ 0, the moments move down by e^{−e};
 where the new term is below LOST in that frame ((1−β2)g̃² for adamw, min(1−β1, 1−β2)|g̃| for lion, g̃² for adagrad)
 while the coordinate keeps memory, they move instead to the frame of the larger of the memory and the new term
-(`kernels._frame_above`), so the memory is not dropped below the float64 range (counted in diag[4]).
+(`kernels._frame_above`), so the memory is not dropped below the float64 range (counted in diag[KEPT]).
 Batch size > 1 with a sample whose weight is below CUT (CUT_SQ for the squaring rows) relative to the batch's
 largest: coordinates with no contribution above it are recomputed in their own frame L_k (`kernels._own_frames`)
 and enter with ĝ_k = g̃_k^{own} e^{L_k + s_k}. With log_frame=False: s ≡ 0 and no frame moves (naive float64;
@@ -38,8 +38,8 @@ import math
 import numba as nb
 import numpy as np
 
-from .kernels import (CUT, CUT_SQ, JIT, LOST, SAFE, TINY, _adam_keeps, _batch_gradient, _count_stall, _fill_rows,
-                      _frame_above, _log_mem, _mul_exp, _reframe_moments, _refresh, _shift_to)
+from .kernels import (CUT, CUT_SQ, JIT, LOST, SAFE, TINY, _adam_keeps, _batch_gradient, _count_kept, _count_stall,
+                      _fill_rows, _frame_above, _log_mem, _mul_exp, _reframe_moments, _refresh, _shift_to)
 
 L1, LION, ADAGRAD, ADAMW = 10, 11, 12, 13
 TRUE_MIN = -700.0  # steepest-l1 takes the true gradient e^{L} g̃ while L > this (e^{L} normal, with room)
@@ -136,13 +136,13 @@ def _frame_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, e
                 if kind == ADAMW and _adam_keeps(m[k], v[k], gv, b1, b2):  # keep the memory (_frame_above)
                     lold = 0.5 * _log_mem(b2, v[k]) - s[k]
                     _shift_to(k, _frame_above(lold, 0.5 * math.log(1.0 - b2) + lg, Lv), m, v, s)
-                    diag[4] += 1
+                    _count_kept(diag)
                 elif kind == LION and min(1.0 - b1, 1.0 - b2) * abs(gv) < LOST and m[k] != 0.0:
                     _shift_to(k, _frame_above(math.log(abs(m[k])) - s[k], lg, Lv), m, v, s)
-                    diag[4] += 1
+                    _count_kept(diag)
                 elif kind == ADAGRAD and gv * gv < LOST and v[k] > 0.0:
                     _shift_to(k, _frame_above(0.5 * math.log(v[k]) - s[k], lg, Lv), m, v, s)
-                    diag[4] += 1
+                    _count_kept(diag)
                 else:
                     m[k] *= math.exp(-e)
                     v[k] = v[k] * math.exp(-2.0 * e)
@@ -189,7 +189,7 @@ def _frame_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, e
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
                 if log_frame and gv != 0.0 and vk < LOST:  # the sum left the normal range: as kernels._reframe
                     if _reframe_moments(True, k, b1, b2, gv, Lv, m, v, s, b1, b2):
-                        diag[4] += 1
+                        _count_kept(diag)
                     mk = m[k]
                     vk = v[k]
                     es = eps * math.exp(s[k]) if eps > 0.0 else 0.0

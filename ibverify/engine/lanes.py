@@ -207,8 +207,8 @@ def run_lanes(Z, specs: Sequence[OptimizerSpec], steps: int, checkpoints: int | 
     seconds = time.perf_counter() - t_start
     out = []
     for ln, s in enumerate(specs):
-        f, sh, st, streak, kept = (int(x) for x in diag[ln])
-        dg = {"flushed_weights": f, "frame_shifts": sh, "memory_kept": kept, "stalled_steps": st,
-              "stalled_streak": streak, "frozen": frozen(streak, n, b), "max_log_scale": float(Sf[ln].max(initial=0.0))}
+        f, sh, st, streak = (int(x) for x in diag[ln])
+        dg = {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st, "stalled_streak": streak,
+              "frozen": frozen(streak, n, b), "max_log_scale": float(Sf[ln].max(initial=0.0))}
         out.append(Run(s, "compiled", cps, int(cps[-1]), ws=ws[ln], diagnostics=dg, seconds=seconds / nl))
     return out

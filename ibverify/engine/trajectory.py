@@ -22,7 +22,6 @@ from ..blocks import Params, flatten
 DIAGNOSTICS = {
     "flushed_weights": "vector: steps whose every sample weight flushed to 0 (log frame re-based)",
     "frame_shifts": "vector: log-frame re-basings",
-    "memory_kept": "vector: moments whose old memory was combined with a gradient in the log domain (re-frame)",
     "stalled_steps": "steps that left θ unchanged although the gradient was nonzero",
     "stalled_streak": "the longest final run of stalled steps",
     "frozen": "the run's last ≥ max(1000, 4 epochs) steps all stalled",

@@ -106,14 +106,13 @@ class CompiledState:
             self.t += int(k)
             steps -= k
             if not (np.all(np.isfinite(self.w)) and np.all(np.isfinite(self.m)) and np.all(np.isfinite(self.v))):
-                raise IbverifyError(f"{spec.name}: non-finite iterate or moment by step {self.t} (overflow: reduce "
-                                    f"--lr or check the knobs and the data scale)")
+                raise IbverifyError(f"{spec.name}: non-finite iterate or moment by step {self.t} (overflow, or batch "
+                                    f"margins > 700 apart with momentum memory; reduce --lr or check the data scale)")
 
     def diagnostics(self) -> dict:
-        f, sh, st, streak, kept = (int(x) for x in self.diag)
+        f, sh, st, streak = (int(x) for x in self.diag)
         n, b = self.sampler.n, self.sampler.b
-        return {"flushed_weights": f, "frame_shifts": sh, "memory_kept": kept, "stalled_steps": st,
-                "stalled_streak": streak,
+        return {"flushed_weights": f, "frame_shifts": sh, "stalled_steps": st, "stalled_streak": streak,
                 "frozen": frozen(streak, n, b), "max_log_scale": float(self.s.max(initial=0.0))}
 
 

@@ -17,6 +17,7 @@ import pytest
 from ibverify.checks.numerics import ILL_FRACTION, ill_conditioned, reference_drift
 from ibverify.engine import kernels as K
 from ibverify.engine import run
+from ibverify.engine.vector import CompiledState, check_data
 from ibverify.optim import OptimizerSpec
 
 RTOL = 1e-12
@@ -37,7 +38,7 @@ def test_pre_step_shift_keeps_the_old_v_when_the_gradient_is_too_small_for_the_f
     Z = np.array([[1.0, 0.0], [0.0, 1.0]])
     w = np.array([682.0, 1142.0])                  # margins 682 and 1142: L = −682
     m, v, s = np.array([0.5, 1e-60]), np.array([1.0, 1.0]), np.array([682.0, 1005.0])
-    diag = np.zeros(K.N_DIAG, dtype=np.int64)
+    diag = np.zeros(K.N_DIAG + 1, dtype=np.int64)  # with the KEPT slot
     K.run_chunk(K.ADAM, Z, CYCLIC2, 0, 1, w, m, v, s, 198225, 0.1, 0.5, 0.9, 0.99, 0.0, False, K.LOGISTIC, True, diag)
     mp = mpmath.mp.clone()
     mp.dps = 50
@@ -46,7 +47,7 @@ def test_pre_step_shift_keeps_the_old_v_when_the_gradient_is_too_small_for_the_f
     v_true = mp.mpf("0.99") * mp.exp(-2010) + mp.mpf("0.01") * g * g
     assert abs(true_log(m[1], s[1]) - float(mp.log(m_true))) <= RTOL * 1000     # logs of size 1000: 1e−12 relative
     assert abs(true_log(v[1], s[1] * 2) - float(mp.log(v_true))) <= RTOL * 2000
-    assert m[1] > 0 and v[1] > K.TINY and diag[4] == 1                           # memory kept (counted once)
+    assert m[1] > 0 and v[1] > K.TINY and diag[K.KEPT] == 1                           # memory kept (counted once)
     assert abs(m[1] / math.sqrt(v[1]) - float(m_true / mp.sqrt(v_true))) <= RTOL * float(m_true / mp.sqrt(v_true))
 
 
@@ -64,7 +65,7 @@ def test_a_sum_below_lost_is_redone_from_the_kept_moments(far_frame):
     m[0], v[0], s[0] = 1e-145, 1e-290, -700.0
     if far_frame:
         s[1] = 2000.0
-    diag = np.zeros(K.N_DIAG, dtype=np.int64)
+    diag = np.zeros(K.N_DIAG + 1, dtype=np.int64)  # with the KEPT slot
     K.run_chunk(K.ADAM, Z, CYCLIC1, 0, 1, w, m, v, s, 0, 0.1, 0.0, 0.5, 0.5, 0.0, False, K.LOGISTIC, True, diag)
     mp = mpmath.mp.clone()
     mp.dps = 50
@@ -72,7 +73,7 @@ def test_a_sum_below_lost_is_redone_from_the_kept_moments(far_frame):
     m_true = mp.mpf("0.5") * mp.mpf(1e-145) * mp.exp(700) + mp.mpf("0.5") * g
     v_true = mp.mpf("0.5") * mp.mpf(1e-290) * mp.exp(1400) + mp.mpf("0.5") * g * g
     u = float(m_true / mp.sqrt(v_true))
-    assert diag[4] == 1 and u > 0.7                        # the dropped answer: u = −0.707
+    assert diag[K.KEPT] == 1 and u > 0.7                        # the dropped answer: u = −0.707
     assert abs(m[0] / math.sqrt(v[0]) - u) <= RTOL * abs(u)
     assert abs(w[0] - (-0.1 * u)) <= RTOL * abs(0.1 * u)
     assert abs(true_log(v[0], 2 * s[0]) - float(mp.log(v_true))) <= RTOL * 1000
@@ -84,12 +85,12 @@ def test_signum_whose_sum_underflows_to_zero_keeps_the_sign_of_its_memory():
     the step is +1, against the gradient's sign."""
     Z = np.array([[1.0]])
     w, m, v, s = np.zeros(1), np.array([5e-324]), np.zeros(1), np.array([-800.0])
-    diag = np.zeros(K.N_DIAG, dtype=np.int64)
+    diag = np.zeros(K.N_DIAG + 1, dtype=np.int64)  # with the KEPT slot
     K.run_chunk(K.SIGNUM, Z, CYCLIC1, 0, 1, w, m, v, s, 0, 0.1, 0.0, 0.4, 0.0, 0.0, False, K.LOGISTIC, True, diag)
     mp = mpmath.mp.clone()
     mp.dps = 50
     m_true = mp.mpf("0.4") * mp.mpf(5e-324) * mp.exp(800) - mp.mpf("0.6") / 2
-    assert diag[4] == 1 and m[0] > 0 and w[0] == -0.1
+    assert diag[K.KEPT] == 1 and m[0] > 0 and w[0] == -0.1
     assert abs(true_log(m[0], s[0]) - float(mp.log(m_true))) <= RTOL * 1000
 
 
@@ -98,7 +99,7 @@ def test_adamw_sum_below_lost_keeps_its_memory_too():
     from ibverify.engine import kernels_more as KM
     Z = np.array([[1.0]])
     w, m, v, s = np.zeros(1), np.array([1e-145]), np.array([1e-290]), np.array([-700.0])
-    diag = np.zeros(K.N_DIAG, dtype=np.int64)
+    diag = np.zeros(K.N_DIAG + 1, dtype=np.int64)  # with the KEPT slot
     KM.run_chunk(KM.ADAMW, Z, CYCLIC1, 0, 1, w, m, v, s, 0, 0.1, 0.0, 0.5, 0.5, 0.0, False, 0.0, K.LOGISTIC, True,
                  diag)
     mp = mpmath.mp.clone()
@@ -106,7 +107,7 @@ def test_adamw_sum_below_lost_keeps_its_memory_too():
     m_true = mp.mpf("0.5") * mp.mpf(1e-145) * mp.exp(700) - mp.mpf("0.25")
     v_true = mp.mpf("0.5") * mp.mpf(1e-290) * mp.exp(1400) + mp.mpf("0.125")
     u = float(m_true / mp.sqrt(v_true))
-    assert diag[4] == 1 and abs(w[0] + 0.1 * u) <= RTOL * abs(0.1 * u)
+    assert diag[K.KEPT] == 1 and abs(w[0] + 0.1 * u) <= RTOL * abs(0.1 * u)
 
 
 # whole runs: Z = [[300, 0], [0, 1]], lr 1, 2000 steps: sample 1's margin reaches ≈ 697 while sample 2's stays ≈ 80,
@@ -121,14 +122,19 @@ FAMILIES = [("det-adam", {}, True), ("det-adam", {"eps": 1e-8, "bias_correction"
 
 
 def faithful(Z, spec, steps, dps):
-    """(relative distance of the compiled run to the mpmath chain, the compiled run, whether the reference is
-    ill-conditioned: it moves by more than ILL_FRACTION × RTOL when its digits double)."""
+    """(relative distance of the compiled run to the mpmath chain at `steps`, the compiled state (its diag with the
+    KEPT slot), whether the reference is ill-conditioned: it moves by more than ILL_FRACTION × RTOL when its digits
+    double)."""
+    st = CompiledState(Z.shape[1], spec.resolved(Z.shape[0]), Z.shape[0])
+    st.diag = np.zeros(K.N_DIAG + 1, dtype=np.int64)
+    st.advance(check_data(Z), spec.resolved(Z.shape[0]), steps, True)
     cps = [steps // 8, steps // 2, steps]
-    c = run(Z, spec, steps, checkpoints=cps, engine="compiled")
     ref = run(Z, spec, steps, checkpoints=cps, engine="mpmath", dps=dps)
     finer = run(Z, spec, steps, checkpoints=cps, engine="mpmath", dps=2 * dps)
-    err = float(np.max(np.abs(c.ws - finer.ws).max(axis=1) / np.abs(finer.ws).max(axis=1)))
-    return err, c, ill_conditioned(ref.ws, finer.ws, RTOL)
+    err = float(np.max(np.abs(st.w - finer.ws[-1])) / np.max(np.abs(finer.ws[-1])))
+    c = run(Z, spec, steps, checkpoints=cps, engine="compiled")            # the engine's own path: the same run
+    assert np.array_equal(c.ws[-1], st.w)
+    return err, st, ill_conditioned(ref.ws, finer.ws, RTOL)
 
 
 @pytest.mark.parametrize("name,kw,kept", FAMILIES, ids=[f"{n}{kw}" for n, kw, _ in FAMILIES])
@@ -138,10 +144,10 @@ def test_past_the_float64_range_every_moment_family_matches_mpmath(name, kw, kep
     err, c, ill = faithful(FAR, spec, 2000, 30)
     assert not ill, "ill-conditioned reference: not a pass"
     assert err <= RTOL
-    margins = FAR @ c.ws[-1]
+    margins = FAR @ c.w
     assert margins.max() - margins.min() > 372          # the far sample's g² is outside a shared frame's range
     if kept:                                            # the branch is taken (own frames combined with memory)
-        assert c.diagnostics["memory_kept"] > 100
+        assert c.diag[K.KEPT] > 100
 
 
 def test_a_reference_that_moves_when_its_digits_double_is_ill_conditioned():
