@@ -160,3 +160,21 @@ def test_a_reference_that_moves_when_its_digits_double_is_ill_conditioned():
     assert reference_drift(coarse, fine).max() > ILL_FRACTION * RTOL
     assert ill_conditioned(coarse, fine, RTOL)
     assert not ill_conditioned(fine, run(FAR, spec, 200, checkpoints=cps, engine="mpmath", dps=40).ws, RTOL)
+
+
+@pytest.mark.parametrize("dps,verdict", [(8, "ill"), (30, "holds")])
+def test_the_log_frame_claim_reports_an_ill_conditioned_reference_as_not_passed(dps, verdict):
+    """checks.numerics on one family of ibverify.log-frame-exact at 300 steps: with 8 digits the reference moves when
+    its digits double (inconclusive, the family named, not a pass); with 30 it holds."""
+    from ibverify.checks.numerics import engine_matches_mpmath
+    from ibverify.claims import CheckContext, load_registry
+
+    claim = {c.id: c for c in load_registry()}["ibverify.log-frame-exact"]
+    params = {**claim.params_for("smoke"), "steps": 300, "checkpoints": 3, "dps": dps,
+              "families": [{"name": "inc-adam"}]}
+    out = engine_matches_mpmath(CheckContext(claim, "smoke", params, 0))
+    assert out.table[0]["ill-conditioned"] == (verdict == "ill")
+    if verdict == "ill":
+        assert "ill-conditioned" in out.inconclusive and "inc-adam" in out.inconclusive   # inconclusive: no pass
+    else:
+        assert out.holds is True and out.inconclusive == "" and out.table[0]["reference drift at 2× digits"] < 1e-15
