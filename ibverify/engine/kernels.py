@@ -263,7 +263,7 @@ def _adam_keeps(m, v, gt, b1, b2):
     return (1.0 - b2) * gt * gt < LOST and ((b1 != 0.0 and m != 0.0) or (b2 != 0.0 and v != 0.0))
 
 
-@nb.njit(inline="always", **JIT)
+@nb.njit(**JIT)  # (not inlined: rare, and it keeps the step's loop small)
 def _combine(adam, k, cm, cv, g, Lg, m, v, s, b1, b2):
     """The exact new moments cm·m + (1−β1) g and (Adam) cv·v + (1−β2) g² of coordinate k, combined in the log
     domain (nothing dropped that float64 logs can hold): the old m̂, v̂ in the frame s_k, weighted by cm, cv (β1, β2;
@@ -383,25 +383,27 @@ def _make_moment_step(adam: bool):
                     gh = gt[k] * (a * q[k])
                 else:  # a zero-gradient coordinate holds the max frame: exp per coordinate this step
                     gh = gt[k] * math.exp(L + s[k]) if gt[k] != 0.0 else 0.0
-                mk = b1 * m[k] + (1.0 - b1) * gh
+                mo = m[k]
+                mk = b1 * mo + (1.0 - b1) * gh
+                m[k] = mk
                 if adam:
-                    vk = b2 * v[k] + (1.0 - b2) * gh * gh
+                    vo = v[k]
+                    vk = b2 * vo + (1.0 - b2) * gh * gh
+                    v[k] = vk
                     tiny |= (vk > 0.0) & (vk < TINY)
                     den = math.sqrt(vk / c2) + epss[k]
                     u = (mk / c1) / den if den > 0.0 else 0.0
-                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below from the old m̂, v̂ (kept)
+                    if log_frame and vk < LOST and gt[k] != 0.0:  # redone below from the old m̂, v̂ (restored)
                         lost = True
                         u = 0.0
-                    else:
-                        m[k] = mk
-                        v[k] = vk
+                        m[k] = mo
+                        v[k] = vo
                 else:
                     tiny |= (mk != 0.0) & (abs(mk) < TINY)
                     u = 1.0 if mk > 0.0 else (-1.0 if mk < 0.0 else 0.0)
-                    if log_frame and mk == 0.0 and gt[k] != 0.0:  # redone below from the old m̂ (kept)
+                    if log_frame and mk == 0.0 and gt[k] != 0.0:  # redone below from the old m̂ (restored)
                         lost = True
-                    else:
-                        m[k] = mk
+                        m[k] = mo
                 wn = w[k] - eta * u
                 moved |= wn != w[k]
                 w[k] = wn
