@@ -16,12 +16,15 @@ except for ε (the denominator becomes √v̂ + ε e^{s_k}, exact) and AdamW's d
   * lion: c = β1 m + (1−β1) g and m ← β2 m + (1−β2) g in the frame of m. Where β1 m = 0 exactly (m = 0, or
     β1 = 0) the step is sign(g) whatever the size of ĝ (ĝ may underflow); where β2 m = 0 and |m̂_new| < TINY the
     moment is re-framed at g (s_k = −L, m̂ = (1−β2) g̃: exact). Tiny m̂ are shifted back to O(1) after a step.
-  * adagrad: v ← v + g², u = g/(√v + ε) in the frame of v. A coordinate whose v̂ is 0 (first gradient, or lost
-    below the float64 range in a pre-step shift: then v_old is < 1e−300 of g²) is re-framed at g (s_k = −L,
-    v̂ = g̃²). v̂ never decreases otherwise, so no post-step shift is needed.
-  * adamw: Adam's moments exactly as `kernels._moment_step` (pre-step shift, re-frame when v̂ < LOST, post-step
-    shift when v̂ < TINY), then θ_k ← θ_k − η_t (d_k + λ θ_k).
-Pre-step shift (all moment rows): if L + s_k > 0 at a coordinate with g̃_k ≠ 0, the moments move down by e^{−e}.
+  * adagrad: v ← v + g², u = g/(√v + ε) in the frame of v. A coordinate whose v̂ is 0 (first gradient) is
+    re-framed at g (s_k = −L, v̂ = g̃²). v̂ never decreases otherwise, so no post-step shift is needed.
+  * adamw: Adam's moments as `kernels._moment_step` (pre-step shift, re-frame when v̂_new < LOST: the old m̂, v̂
+    combined with g in the log domain, `kernels._reframe_moments`; post-step shift when v̂ < TINY), then
+    θ_k ← θ_k − η_t (d_k + λ θ_k).
+Pre-step shift (all moment rows): if L + s_k > 0 at a coordinate with g̃_k ≠ 0, the moments move down by e^{−e};
+where the new term is below LOST in that frame ((1−β2)g̃² for adamw, min(1−β1, 1−β2)|g̃| for lion, g̃² for adagrad)
+while the coordinate keeps memory, they move instead to the frame of the larger of the memory and the new term
+(`kernels._frame_above`), so the memory is not dropped below the float64 range (counted in diag[KEPT]).
 Batch size > 1 with a sample whose weight is below CUT (CUT_SQ for the squaring rows) relative to the batch's
 largest: coordinates with no contribution above it are recomputed in their own frame L_k (`kernels._own_frames`)
 and enter with ĝ_k = g̃_k^{own} e^{L_k + s_k}. With log_frame=False: s ≡ 0 and no frame moves (naive float64;
@@ -35,8 +38,8 @@ import math
 import numba as nb
 import numpy as np
 
-from .kernels import (CUT, CUT_SQ, JIT, LOST, SAFE, TINY, _batch_gradient, _count_stall, _fill_rows, _mul_exp,
-                      _refresh)
+from .kernels import (CUT, CUT_SQ, JIT, LOST, SAFE, TINY, _adam_keeps, _batch_gradient, _count_kept, _count_stall,
+                      _fill_rows, _frame_above, _log_mem, _mul_exp, _reframe_moments, _refresh, _shift_to)
 
 L1, LION, ADAGRAD, ADAMW = 10, 11, 12, 13
 TRUE_MIN = -700.0  # steepest-l1 takes the true gradient e^{L} g̃ while L > this (e^{L} normal, with room)
@@ -129,9 +132,21 @@ def _frame_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, e
             fresh = False  # s_k changed this step: exp per coordinate
             if log_frame and gv != 0.0 and Lv + s[k] > 0.0:  # pre-step shift: the gradient is above the frame
                 e = Lv + s[k]
-                m[k] *= math.exp(-e)
-                v[k] = v[k] * math.exp(-2.0 * e)
-                s[k] -= e
+                lg = Lv + math.log(abs(gv))
+                if kind == ADAMW and _adam_keeps(m[k], v[k], gv, b1, b2):  # keep the memory (_frame_above)
+                    lold = 0.5 * _log_mem(b2, v[k]) - s[k]
+                    _shift_to(k, _frame_above(lold, 0.5 * math.log(1.0 - b2) + lg, Lv), m, v, s)
+                    _count_kept(diag)
+                elif kind == LION and min(1.0 - b1, 1.0 - b2) * abs(gv) < LOST and m[k] != 0.0:
+                    _shift_to(k, _frame_above(math.log(abs(m[k])) - s[k], lg, Lv), m, v, s)
+                    _count_kept(diag)
+                elif kind == ADAGRAD and gv * gv < LOST and v[k] > 0.0:
+                    _shift_to(k, _frame_above(0.5 * math.log(v[k]) - s[k], lg, Lv), m, v, s)
+                    _count_kept(diag)
+                else:
+                    m[k] *= math.exp(-e)
+                    v[k] = v[k] * math.exp(-2.0 * e)
+                    s[k] -= e
                 diag[1] += 1
                 fresh = True
             if gv == 0.0:
@@ -172,10 +187,11 @@ def _frame_chunk(kind, Z, idx, pos, nsteps, w, m, v, s, t0, lr, decay, b1, b2, e
             else:  # ADAMW
                 mk = b1 * m[k] + (1.0 - b1) * gh
                 vk = b2 * v[k] + (1.0 - b2) * gh * gh
-                if log_frame and gv != 0.0 and vk < LOST:  # no memory left: (1−β1)g, (1−β2)g² in a frame at g
-                    s[k] = -Lv
-                    mk = (1.0 - b1) * gv
-                    vk = (1.0 - b2) * gv * gv
+                if log_frame and gv != 0.0 and vk < LOST:  # the sum left the normal range: as kernels._reframe
+                    if _reframe_moments(True, k, b1, b2, gv, Lv, m, v, s, b1, b2):
+                        _count_kept(diag)
+                    mk = m[k]
+                    vk = v[k]
                     es = eps * math.exp(s[k]) if eps > 0.0 else 0.0
                     fresh = True
                     diag[1] += 1

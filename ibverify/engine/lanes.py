@@ -81,7 +81,7 @@ def adam_lanes_chunk(Z3, idx3, pos, nsteps, W, M, V, Sf, t0, lr, decay, b1, b2, 
         lazy[ln] = K._all_at_least(V[ln], thr[ln])
         unit[ln] = d >= K.PLAIN_MIN_D and eps[ln] == 0.0 and not bias_corr[ln]
         plain[ln] = unit[ln] and K._all_at_least(-q[ln], -1.0)
-        if b > 1 and b2[ln] == 0.0:
+        if b > 1:
             cut[ln] = K.CUT_SQ
     rownz = np.zeros((nl, n), dtype=np.bool_)
     for ln in range(nl):
@@ -96,6 +96,7 @@ def adam_lanes_chunk(Z3, idx3, pos, nsteps, W, M, V, Sf, t0, lr, decay, b1, b2, 
     gown = np.empty(d)
     Lk = np.empty(d)
     own = np.zeros(d, dtype=np.bool_)
+    wown = np.empty(d)
     for step in range(nsteps):
         t = t0 + step
         if cyclic:
@@ -124,7 +125,7 @@ def adam_lanes_chunk(Z3, idx3, pos, nsteps, W, M, V, Sf, t0, lr, decay, b1, b2, 
                 L, nonzero, nown = K._batch_gradient(Z3[ln], rows[ln], W[ln], loss[ln], lw, gt[ln], nogsq, diag[ln],
                                                      cut[ln], gown, Lk, own)
                 g2, rg, sg = gt, ln, 1.0
-            if lazy[ln] and L + S[ln] <= 0.0:  # the single run's lazy step, on this lane's row
+            if lazy[ln] and L + S[ln] <= 0.0 and nown == 0:  # the single run's lazy step, on this lane's row
                 if plain[ln]:
                     low, moved = K._lazy_step_plain(g2, rg, sg, math.exp(L + S[ln]), W, M, V, ln, eta, b1[ln], b2[ln],
                                                     thr[ln])
@@ -138,7 +139,8 @@ def adam_lanes_chunk(Z3, idx3, pos, nsteps, W, M, V, Sf, t0, lr, decay, b1, b2, 
                     for k in range(d):
                         gt[ln, k] = -Zf[rg, k]
                 S[ln] = K._moment_step_adam(W[ln], M[ln], V[ln], Sf[ln], q[ln], epss[ln], S[ln], L, gt[ln], nonzero,
-                                            nown, gown, Lk, own, eta, c1, c2, b1[ln], b2[ln], eps[ln], True, diag[ln])
+                                            nown, gown, Lk, own, wown, eta, c1, c2, b1[ln], b2[ln], eps[ln], True,
+                                            diag[ln])
                 lazy[ln] = K._all_at_least(V[ln], thr[ln])
                 plain[ln] = unit[ln] and K._all_at_least(-q[ln], -1.0)
 

@@ -94,15 +94,29 @@ def test_ctrl_c_in_the_last_chunk_stops_and_resumes(tmp_path, monkeypatch):
 
 def test_adam_reframe_at_a_gradient_too_small_to_square():
     """Issue 35 (verify --data on digits 2-vs-3, det-adam at step 198226): a coordinate fed only by a sample 460 past
-    the batch's smallest margin has a relative gradient g ≈ 5e-201; the pre-step shift (by 323) leaves its v̂ below
-    LOST, and the re-frame at g stored (1−β2)g² = 0, so w_k = −m/0 = −inf. Re-framed at g itself, the step is finite
-    and along −g."""
+    the batch's smallest margin has a relative gradient g ≈ 5e-201; the pre-step shift (by 323) left its v̂ below
+    LOST, and the re-frame at g stored (1−β2)g² = 0, so w_k = −m/0 = −inf. Now such a coordinate (every contribution
+    below CUT_SQ) is computed in its own frame L_1 = −1142, where g = −1/2: finite, along −g. (Coordinate 1 has no
+    memory here; with memory the old moments are kept: tests/engine/test_faithful_reframe.py, the same state.)"""
     Z = np.array([[1.0, 0.0], [0.0, 1.0]])
     w = np.array([682.0, 1142.0])                  # margins 682 and 1142: L = −682, g̃_1 = −e^{−460}/2
-    m, v, s = np.array([0.5, 1e-60]), np.array([1.0, 1.0]), np.array([682.0, 1005.0])   # s_1 − (−L) = 323
+    m, v, s = np.array([0.5, 0.0]), np.array([1.0, 0.0]), np.array([682.0, 1005.0])   # s_1 − (−L) = 323
     diag = np.zeros(K.N_DIAG, dtype=np.int64)
     K.run_chunk(K.ADAM, Z, np.empty((0, 2), np.int64), 0, 1, w, m, v, s, 198225, 0.1, 0.5, 0.9, 0.99, 0.0, False,
                 K.LOGISTIC, True, diag)
     assert np.all(np.isfinite(w)) and np.all(np.isfinite(m)) and np.all(np.isfinite(v)) and np.all(np.isfinite(s))
-    assert v[1] > K.LOST and m[1] < 0 and w[1] > 1142.0      # a normal v̂, the step along −g̃_1 > 0
-    assert abs(s[1] - (682.0 + 460.0 + math.log(2.0))) < 1e-9   # the frame at g: L + log|g̃_1|
+    assert v[1] == (1 - 0.99) * 0.25 and m[1] == (1 - 0.9) * -0.5 and w[1] > 1142.0   # (1−β2)g², (1−β1)g in frame L_1
+    assert s[1] == 1142.0
+
+
+def test_adam_first_gradient_too_small_to_square_is_reframed_at_itself():
+    """No memory and (1−β2)g² < LOST even in the frame at L (data entry 1e−200, batch size 1): the exact first
+    moments are re-framed at g itself, ±1 in the frame L + log|g̃|, and the step is the full −η sign g."""
+    Z = np.array([[1e-200]])
+    w, m, v, s = np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1)
+    diag = np.zeros(K.N_DIAG, dtype=np.int64)
+    K.run_chunk(K.ADAM, Z, np.empty((0, 1), np.int64), 0, 1, w, m, v, s, 0, 0.1, 0.0, 0.9, 0.99, 0.0, False,
+                K.LOGISTIC, True, diag)
+    assert m[0] == (1 - 0.9) * -1.0 and v[0] == 1 - 0.99                     # (1−β1)·(−1), (1−β2)·1
+    assert abs(s[0] - (math.log(2.0) + 200 * math.log(10.0))) < 1e-9          # −(L + log|g̃|), L = log ½
+    assert w[0] == -0.1 * (m[0] / math.sqrt(v[0])) and abs(w[0] - 0.1) < 1e-15  # −η·m̂/√v̂ = η
