@@ -15,8 +15,11 @@ relative to ‖θ*‖ and both zero exactly at a KKT point:
   first part is the Fenchel–Young gap (zero iff v ∈ ∂(½‖·‖²)(θ*)), the second complementary slackness.
   Tolerance-free and continuous in θ; for ℓ2 it equals sqrt(‖θ* − v‖² + 2Σλ_i(q_i−1))/‖θ*‖.
 
-Both are convex programs solved through cvxpy with Clarabel (SOCP; SDP for spectral norms), in normalized
-units: θ' = θ*/‖θ*‖ and per-sample directions Ĝ_i = ∇q_i(θ*)·‖θ*‖/L, so ⟨Ĝ_i, θ'⟩ = q_i by Euler's identity.
+Both are convex programs in normalized units: θ' = θ*/‖θ*‖ and per-sample directions Ĝ_i = ∇q_i(θ*)·‖θ*‖/L, so
+⟨Ĝ_i, θ'⟩ = q_i by Euler's identity. ``fenchel`` is solved by oracles.kktdual (a small conic solve on the active
+samples, no cvxpy) and taken only when its primal–dual certificate holds (stationarity, complementary slackness, dual
+feasibility, checked in the geometry's own norms); else, and for the face residual of a non-ℓ2 geometry, through
+cvxpy with Clarabel (SOCP; SDP for spectral norms), imported only then.
 """
 
 from __future__ import annotations
@@ -24,14 +27,20 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 from scipy.optimize import nnls
 
 from ..errors import IbverifyError
 from ..blocks import Params
 from ..cache import fingerprint
+from . import kktdual
 from .base import Memo
+
+
+def _cvxpy():
+    import cvxpy  # start-up time (≈ 2 CPU-s): only the fallbacks, the face of a non-ℓ2 geometry and the convex oracles
+
+    return cvxpy
 
 
 @dataclass
@@ -57,7 +66,8 @@ def rescale(model, theta: Params, X, y) -> tuple[Params, np.ndarray]:
     return ts, q / qmin
 
 
-def _solve(prob: cp.Problem) -> str:
+def _solve(prob) -> str:
+    cp = _cvxpy()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "may be inaccurate": reflected in the status we return
@@ -94,6 +104,7 @@ def _fenchel_problem(geometry, shapes: dict, n: int):
     cvxpy canonicalizes it once per geometry and shape and every later checkpoint only re-solves."""
     key = (_geometry_key(geometry), tuple((k, tuple(s)) for k, s in shapes.items()), n)
     if key not in _FENCHEL_PROBLEMS:
+        cp = _cvxpy()
         if len(_FENCHEL_PROBLEMS) >= 64:
             _FENCHEL_PROBLEMS.pop(next(iter(_FENCHEL_PROBLEMS)))
         mu = cp.Variable(n, nonneg=True)
@@ -113,20 +124,29 @@ _SOLVED = Memo()
 
 def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -> float:
     """The objective ½ + ½t² − Σ_k⟨V_k, θ'_k⟩ + Σ_i μ_i(q_i − 1)/L with V = Σ_i μ_i Ĝ_i: linear in μ with coefficients
-    c_i = Σ_k ⟨Ĝ_{i,k}, θ'_k⟩ − (q_i − 1)/L."""
+    c_i = Σ_k ⟨Ĝ_{i,k}, θ'_k⟩ − (q_i − 1)/L. First kktdual's active-set solve, kept only when its certificate is
+    accepted; else the whole problem through cvxpy (`fenchel_cvxpy`)."""
     cval = sum(G[k] @ np.ravel(thp[k]) for k in ts) - (q - 1.0) / model.L
     shapes = {k: v.shape for k, v in ts.items()}
 
     def solve() -> float:
-        prob, Gp, c = _fenchel_problem(geometry, shapes, q.size)
-        for k in ts:
-            Gp[k].value = G[k]
-        c.value = cval
-        _solve(prob)
-        return float(np.sqrt(2.0 * max(prob.value, 0.0))) if prob.value is not None else float("nan")
+        cert = kktdual.solve(geometry, G, shapes, cval, q)
+        if cert is not None and cert.accepted:
+            return float(np.sqrt(2.0 * max(cert.value, 0.0)))
+        return fenchel_cvxpy(geometry, G, shapes, cval)
 
     return _SOLVED.get(fingerprint(("fenchel", _geometry_key(geometry), tuple(shapes.items()), cval,
                                     [G[k] for k in sorted(ts)])), solve)
+
+
+def fenchel_cvxpy(geometry, G: dict, shapes: dict, cval: np.ndarray) -> float:
+    """The Fenchel residual of the whole problem through cvxpy and Clarabel (the fallback: its value as solved)."""
+    prob, Gp, c = _fenchel_problem(geometry, shapes, cval.size)
+    for k in shapes:
+        Gp[k].value = G[k]
+    c.value = cval
+    _solve(prob)
+    return float(np.sqrt(2.0 * max(prob.value, 0.0))) if prob.value is not None else float("nan")
 
 
 def fenchel_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray) -> float:
@@ -142,6 +162,7 @@ def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, t
     n = q.size
 
     def combo(mu, idx):
+        cp = _cvxpy()
         return {k: cp.reshape(G[k][idx].T @ mu, ts[k].shape, order="C") for k in ts}
 
     # ---- face residual (support within tau)
@@ -157,6 +178,7 @@ def kkt_residual(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, t
         lam[S] = muv * N * N / model.L
     else:
         def face():
+            cp = _cvxpy()
             mu = cp.Variable(S.size, nonneg=True)
             V = combo(mu, S)
             Sf, cons = geometry.cvx_face(thp, tau)
@@ -188,6 +210,7 @@ class MaxMargin:
 def _hard_margin_problem(geometry, model, X: np.ndarray, y: np.ndarray):
     """(P) min ‖θ‖ s.t. y_i f(x_i; θ) ≥ 1 for a linear model, solved: (variables, Jacobian, constraints, problem,
     status)."""
+    cp = _cvxpy()
     Vs = {k: cp.Variable(s) for k, s in model.blocks.items()}
     J = model.jac({k: np.zeros(s) for k, s in model.blocks.items()}, X)
     n = X.shape[0]
@@ -306,6 +329,7 @@ def local_kkt(geometry, model, theta: Params, X: np.ndarray, y: np.ndarray, iter
     subject to the linearized margins q_i + ⟨∇q_i, Δ⟩ ≥ 1 and ‖Δ‖₂ ≤ r‖θ*‖₂ (a trust region); the step is kept when
     the rescaled point (homogeneity restores q_min = 1) has a smaller norm, else r shrinks ×1/4. It stops when
     r < xtol. The point is certified by its own Fenchel residual, never by the iteration's status."""
+    cp = _cvxpy()
     ts, _ = rescale(model, theta, X, y)
     best, r, used = geometry.norm(ts), radius, 0
     while used < iters:
