@@ -130,7 +130,8 @@ def _fenchel(geometry, model, ts: Params, q: np.ndarray, thp: Params, G: dict) -
     shapes = {k: v.shape for k, v in ts.items()}
 
     def solve() -> float:
-        cert = kktdual.solve(geometry, G, shapes, cval, q)
+        cert = kktdual.solve(geometry, G, shapes, cval, q, (_geometry_key(geometry), tuple(shapes.items()),
+                                                            q.size))
         if cert is not None and cert.accepted:
             return float(np.sqrt(2.0 * max(cert.value, 0.0)))
         return fenchel_cvxpy(geometry, G, shapes, cval)

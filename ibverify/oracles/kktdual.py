@@ -97,12 +97,12 @@ def certify(geometry, G: dict, shapes: dict, c: np.ndarray, mu: np.ndarray, w: P
 # ---------------------------------------------------------------- the cones of ‖w‖ ≤ t
 
 def _basis(M: np.ndarray) -> np.ndarray:
-    """Orthonormal basis (columns) of the column space of M."""
-    if M.size == 0:
+    """Orthonormal basis (columns) of the column space of M, from the eigenvectors of M Mᵀ (small: M's rows are few)
+    with eigenvalue above 1e-14 of the largest; a direction dropped at that level shows in the certificate."""
+    lam, U = np.linalg.eigh(M @ M.T)
+    if lam.size == 0 or not lam[-1] > 0:
         return np.zeros((M.shape[0], 0))
-    U, s, _ = np.linalg.svd(M, full_matrices=False)
-    keep = s > s[0] * 1e-13 if s.size and s[0] > 0 else np.zeros(s.size, bool)
-    return U[:, keep]
+    return U[:, lam > lam[-1] * 1e-14]
 
 
 def _kinds(geometry, shapes: dict) -> dict | None:
@@ -122,107 +122,140 @@ def _kinds(geometry, shapes: dict) -> dict | None:
     return None
 
 
+class _Conic:
+    """A conic program min t s.t. A x + s = b, s in the cones, built row block by row block from (row, column, value)
+    triplets; x = (t, the blocks' coordinates z_k, auxiliary variables)."""
+
+    def __init__(self):
+        self.r, self.c, self.v, self.b, self.cones, self.rows, self.cols = [], [], [], [], [], 0, 1
+
+    def variables(self, n: int) -> int:
+        self.cols += n
+        return self.cols - n
+
+    def block(self, entries, rhs: np.ndarray, cone) -> None:
+        for i, j, x in entries:
+            self.r.append(self.rows + i)
+            self.c.append(j)
+            self.v.append(x)
+        self.b.append(np.asarray(rhs, float))
+        self.rows += len(rhs)
+        self.cones.append(cone)
+
+    def solve(self):
+        import clarabel  # start-up time: only a checkpoint's residual needs it
+
+        A = sp.csc_matrix((self.v, (self.r, self.c)), shape=(self.rows, self.cols))
+        q = np.zeros(self.cols)
+        q[0] = 1.0
+        st = clarabel.DefaultSettings()
+        st.verbose = False
+        st.tol_gap_abs = st.tol_gap_rel = st.tol_feas = 1e-12
+        st.tol_ktratio = 1e-10
+        st.max_iter = 200
+        sol = clarabel.DefaultSolver(sp.csc_matrix((self.cols, self.cols)), q, A, np.concatenate(self.b),
+                                     [cone() for cone in self.cones], st).solve()
+        return np.asarray(sol.x, float), np.asarray(sol.z, float)
+
+
+def _svec(i: int, j: int) -> int:
+    """Index of entry (i, j), i ≤ j, in Clarabel's svec (upper triangle by columns)."""
+    return j * (j + 1) // 2 + i
+
+
+def _spectral(prog: _Conic, start: int, p: int, r: int, f: float) -> None:
+    """‖f·Z‖_sp ≤ t for Z (p × r, row-major at x[start:]) in small cones: with m = min(p, r) and the other side's
+    slices z_j (columns of Z when p ≤ r, else rows), ‖Z‖_sp ≤ τ = t/f iff there are m × m matrices Y_j with
+    [[Y_j, z_j], [z_jᵀ, τ]] ⪰ 0 (Y_j ⪰ z_j z_jᵀ/τ) and τ·I − Σ_j Y_j ⪰ 0 (then ZZᵀ/τ ⪯ τ·I, and Y_j = z_j z_jᵀ/τ
+    attains it): max(p, r) cones of size m + 1 and one of size m, not one of size p + r."""
+    import clarabel
+
+    m, count = min(p, r), max(p, r)
+    tri, r2 = m * (m + 1) // 2, np.sqrt(2.0)
+    total = []
+    for j in range(count):
+        y = prog.variables(tri)        # svec(Y_j), off-diagonals already ×√2
+        ent = [(e, y + e, -1.0) for e in range(tri)]
+        for a in range(m):             # entry (a, m): the slice's coordinate a, ×√2
+            col = start + (a * r + j if p <= r else j * r + a)
+            ent.append((_svec(a, m), col, -r2))
+        ent.append((_svec(m, m), 0, -1.0 / f))
+        prog.block(ent, np.zeros(tri + m + 1), lambda d=m + 1: clarabel.PSDTriangleConeT(d))
+        total += [(e, y + e, 1.0) for e in range(tri)]
+    total += [(_svec(a, a), 0, -1.0 / f) for a in range(m)]
+    prog.block(total, np.zeros(tri), lambda d=m: clarabel.PSDTriangleConeT(d))
+
+
 def _solve_active(kinds: dict, G: dict, shapes: dict, c: np.ndarray, S: np.ndarray):
     """min t s.t. ‖w‖ ≤ t, ⟨Ĝ_i, w⟩ ≥ c_i (i ∈ S) by Clarabel: (w as blocks, multipliers of the S constraints) or
     None when the solver returns no point."""
-    import clarabel  # start-up time: only a checkpoint's residual needs it
+    import clarabel
 
-    # variables x = (t, z_k for each block); block k is w_k = E_k z_k (E_k = C ⊗ R for a reduced matrix)
-    E, red, cols = {}, {}, 1
-    for k, s in shapes.items():
-        kind = kinds.get(k, kinds.get(None))[0]
-        if kind == "sp":
+    prog, E = _Conic(), {}
+    for k, s in shapes.items():        # block k is w_k = E_k z_k (E_k = C ⊗ R for a reduced matrix, else I)
+        Ek, red = None, None
+        if kinds.get(k, kinds.get(None))[0] == "sp":
             Gk = G[k][S].reshape(len(S), *s)
-            C = _basis(np.concatenate(list(Gk), axis=1))           # columns of every Ĝ_i
-            R = _basis(np.concatenate([g.T for g in Gk], axis=1))   # rows of every Ĝ_i
+            C = _basis(np.concatenate(list(Gk), axis=1))            # columns of every Ĝ_i
+            R = _basis(np.concatenate([g.T for g in Gk], axis=1))    # rows of every Ĝ_i
             if C.shape[1] == 0 or R.shape[1] == 0:
                 C, R = np.zeros((s[0], 1)), np.zeros((s[1], 1))
-            E[k], red[k] = np.kron(C, R), (C.shape[1], R.shape[1])
-        else:
-            E[k] = None
-        size = E[k].shape[1] if E[k] is not None else int(np.prod(s))
-        red.setdefault(k, None)
-        cols, start = cols + size, cols
-        E[k] = (E[k], start, size)
-    A_rows, b_rows, cones = [], [], []
-    # ⟨Ĝ_i, w⟩ − c_i ≥ 0  ↔  s = −(−M z) ... Clarabel: A x + s = b, s ∈ cone
-    M = np.zeros((len(S), cols))
+            Ek, red = np.kron(C, R), (C.shape[1], R.shape[1])
+        size = Ek.shape[1] if Ek is not None else int(np.prod(s))
+        E[k] = (Ek, prog.variables(size), size, red)
+    ent = []                           # ⟨Ĝ_i, w⟩ − c_i ≥ 0: A = −M, b = −c
     for k in shapes:
-        Ek, start, size = E[k]
-        M[:, start:start + size] = G[k][S] if Ek is None else G[k][S] @ Ek
-    A_rows.append(sp.csc_matrix(-M))
-    b_rows.append(-c[S])
-    cones.append(clarabel.NonnegativeConeT(len(S)))
-
-    def row(entries, n_rows):
-        """A sparse block of n_rows rows: entries [(row, column, value)]."""
-        r, cc, v = zip(*entries, strict=True) if entries else ((), (), ())
-        return sp.csc_matrix((v, (r, cc)), shape=(n_rows, cols))
-
-    if None in kinds:   # one ℓ2 cone over all of w: (t, z) ∈ SOC
-        n = cols
-        A_rows.append(row([(j, j, -1.0) for j in range(n)], n))
-        b_rows.append(np.zeros(n))
-        cones.append(clarabel.SecondOrderConeT(n))
+        Ek, start, size, _ = E[k]
+        M = G[k][S] if Ek is None else G[k][S] @ Ek
+        ii, jj = np.nonzero(M)
+        ent += list(zip(ii.tolist(), (start + jj).tolist(), (-M[ii, jj]).tolist(), strict=True))
+    prog.block(ent, -c[S], lambda: clarabel.NonnegativeConeT(len(S)))
+    if None in kinds:                  # one ℓ2 cone over all of w: (t, z) ∈ SOC
+        n = sum(E[k][2] for k in shapes) + 1
+        prog.block([(j, j, -1.0) for j in range(n)], np.zeros(n), lambda: clarabel.SecondOrderConeT(n))
     else:
         for k in shapes:
             kind, f = kinds[k]
-            Ek, start, size = E[k]
-            if kind == "linf":       # f·|z_j| ≤ t: t − f z_j ≥ 0, t + f z_j ≥ 0
-                ent = [(2 * j, 0, -1.0) for j in range(size)] + [(2 * j, start + j, f) for j in range(size)]
-                ent += [(2 * j + 1, 0, -1.0) for j in range(size)] + [(2 * j + 1, start + j, -f) for j in range(size)]
-                A_rows.append(row(ent, 2 * size))
-                b_rows.append(np.zeros(2 * size))
-                cones.append(clarabel.NonnegativeConeT(2 * size))
-            elif kind == "l2":       # (t, f z) ∈ SOC
+            _, start, size, red = E[k]
+            if kind == "linf":         # f·|z_j| ≤ t: t − f z_j ≥ 0, t + f z_j ≥ 0
+                ent = [(2 * j + h, 0, -1.0) for j in range(size) for h in (0, 1)]
+                ent += [(2 * j + h, start + j, f if h == 0 else -f) for j in range(size) for h in (0, 1)]
+                prog.block(ent, np.zeros(2 * size), lambda d=2 * size: clarabel.NonnegativeConeT(d))
+            elif kind == "l2":         # (t, f z) ∈ SOC
                 ent = [(0, 0, -1.0)] + [(1 + j, start + j, -f) for j in range(size)]
-                A_rows.append(row(ent, size + 1))
-                b_rows.append(np.zeros(size + 1))
-                cones.append(clarabel.SecondOrderConeT(size + 1))
-            else:                    # [[t I, f Z], [f Zᵀ, t I]] ⪰ 0, svec: upper triangle by columns, off-diagonal ×√2
-                p, q = red[k]
-                d = p + q
-                ent, r2 = [], np.sqrt(2.0)
-                for j in range(d):
-                    for i in range(j + 1):
-                        idx = j * (j + 1) // 2 + i
-                        if i == j:
-                            ent.append((idx, 0, -1.0))
-                        elif i < p <= j:   # entry (i, j) of the off-diagonal block: Z[i, j − p]
-                            ent.append((idx, start + i * q + (j - p), -f * r2))
-                A_rows.append(row(ent, d * (d + 1) // 2))
-                b_rows.append(np.zeros(d * (d + 1) // 2))
-                cones.append(clarabel.PSDTriangleConeT(d))
-    A = sp.vstack(A_rows, format="csc")
-    b = np.concatenate(b_rows)
-    q = np.zeros(cols)
-    q[0] = 1.0
-    st = clarabel.DefaultSettings()
-    st.verbose = False
-    st.tol_gap_abs = st.tol_gap_rel = st.tol_feas = 1e-12
-    st.tol_ktratio = 1e-10
-    st.max_iter = 200
-    sol = clarabel.DefaultSolver(sp.csc_matrix((cols, cols)), q, A, b, cones, st).solve()
-    x = np.asarray(sol.x, float)
-    if x.size != cols or not np.all(np.isfinite(x)):
+                prog.block(ent, np.zeros(size + 1), lambda d=size + 1: clarabel.SecondOrderConeT(d))
+            else:
+                _spectral(prog, start, red[0], red[1], f)
+    x, z = prog.solve()
+    if x.size != prog.cols or not np.all(np.isfinite(x)):
         return None
     w = {}
     for k, s in shapes.items():
-        Ek, start, size = E[k]
-        z = x[start:start + size]
-        w[k] = (z if Ek is None else Ek @ z).reshape(s)
-    nu = np.maximum(np.asarray(sol.z, float)[:len(S)], 0.0)
-    return w, nu
+        Ek, start, size, _ = E[k]
+        zk = x[start:start + size]
+        w[k] = (zk if Ek is None else Ek @ zk).reshape(s)
+    return w, np.maximum(z[:len(S)], 0.0)
 
 
-def solve(geometry, G: dict, shapes: dict, c: np.ndarray, q: np.ndarray) -> Certificate | None:
-    """The certified Fenchel problem on a growing active set (module docstring); None for a geometry it does not
-    solve, else the certificate of the last pair (the caller checks `accepted`)."""
+# the last active set by geometry, shapes and sample count: the next checkpoint of a run starts from it (a warm start:
+# it changes how fast the solve ends, not what it certifies)
+_LAST: dict = {}
+
+
+def solve(geometry, G: dict, shapes: dict, c: np.ndarray, q: np.ndarray, key=None) -> Certificate | None:
+    """The certified Fenchel problem on a growing active set (module docstring): first the FIRST smallest margins
+    and the samples of the last solve under `key`, then the most violated constraints added each round until w is
+    feasible for all. None for a geometry it does not solve, else the certificate of the last pair (the caller
+    checks `accepted`)."""
     kinds = _kinds(geometry, shapes)
     if kinds is None:
         return None
     n = c.size
-    S = np.sort(np.argsort(q, kind="stable")[:min(n, FIRST)])
+    S = np.argsort(q, kind="stable")[:min(n, FIRST)]
+    warm = _LAST.get(key)
+    if warm is not None and warm.size and warm.max() < n:
+        S = np.union1d(S, warm)
+    S = np.sort(S)
     cert = None
     for _ in range(ROUNDS):
         got = _solve_active(kinds, G, shapes, c, S)
@@ -237,7 +270,11 @@ def solve(geometry, G: dict, shapes: dict, c: np.ndarray, q: np.ndarray) -> Cert
         viol[S] = -np.inf
         out = np.flatnonzero(viol > FEAS_TOL * 1e-2)
         if out.size == 0 or S.size == n:
-            return cert
-        add = out[np.argsort(-viol[out], kind="stable")[:GROW]]
+            break
+        add = out[np.argsort(-viol[out], kind="stable")[:max(GROW, S.size // 2)]]
         S = np.union1d(S, add)
+    if key is not None and cert is not None and cert.accepted:
+        if len(_LAST) >= 64:
+            _LAST.pop(next(iter(_LAST)))
+        _LAST[key] = S
     return cert
