@@ -163,24 +163,26 @@ def _svec(i: int, j: int) -> int:
     return j * (j + 1) // 2 + i
 
 
-def _spectral(prog: _Conic, start: int, p: int, r: int, f: float) -> None:
+def _spectral(prog: _Conic, start: int, p: int, r: int, f: float, group: int = 4) -> None:
     """‖f·Z‖_sp ≤ t for Z (p × r, row-major at x[start:]) in small cones: with m = min(p, r) and the other side's
-    slices z_j (columns of Z when p ≤ r, else rows), ‖Z‖_sp ≤ τ = t/f iff there are m × m matrices Y_j with
-    [[Y_j, z_j], [z_jᵀ, τ]] ⪰ 0 (Y_j ⪰ z_j z_jᵀ/τ) and τ·I − Σ_j Y_j ⪰ 0 (then ZZᵀ/τ ⪯ τ·I, and Y_j = z_j z_jᵀ/τ
-    attains it): max(p, r) cones of size m + 1 and one of size m, not one of size p + r."""
+    slices z_j (columns of Z when p ≤ r, else rows) taken `group` at a time as m × g blocks Z_J, ‖Z‖_sp ≤ τ = t/f iff
+    there are m × m matrices Y_J with [[Y_J, Z_J], [Z_Jᵀ, τ·I]] ⪰ 0 (Y_J ⪰ Z_J Z_Jᵀ/τ) and τ·I − Σ_J Y_J ⪰ 0 (then
+    ZZᵀ/τ ⪯ τ·I, and Y_J = Z_J Z_Jᵀ/τ attains it): cones of size m + g and one of size m, not one of size p + r."""
     import clarabel
 
     m, count = min(p, r), max(p, r)
     tri, r2 = m * (m + 1) // 2, np.sqrt(2.0)
     total = []
-    for j in range(count):
-        y = prog.variables(tri)        # svec(Y_j), off-diagonals already ×√2
+    for first in range(0, count, group):
+        J = range(first, min(count, first + group))
+        d = m + len(J)
+        y = prog.variables(tri)        # svec(Y_J), off-diagonals already ×√2
         ent = [(e, y + e, -1.0) for e in range(tri)]
-        for a in range(m):             # entry (a, m): the slice's coordinate a, ×√2
-            col = start + (a * r + j if p <= r else j * r + a)
-            ent.append((_svec(a, m), col, -r2))
-        ent.append((_svec(m, m), 0, -1.0 / f))
-        prog.block(ent, np.zeros(tri + m + 1), lambda d=m + 1: clarabel.PSDTriangleConeT(d))
+        for b, j in enumerate(J):
+            for a in range(m):         # entry (a, m + b): coordinate a of slice j, ×√2
+                ent.append((_svec(a, m + b), start + (a * r + j if p <= r else j * r + a), -r2))
+            ent.append((_svec(m + b, m + b), 0, -1.0 / f))
+        prog.block(ent, np.zeros(d * (d + 1) // 2), lambda d=d: clarabel.PSDTriangleConeT(d))
         total += [(e, y + e, 1.0) for e in range(tri)]
     total += [(_svec(a, a), 0, -1.0 / f) for a in range(m)]
     prog.block(total, np.zeros(tri), lambda d=m: clarabel.PSDTriangleConeT(d))
