@@ -153,7 +153,8 @@ def main(argv=None) -> int:
         saved = json.loads(a.json.read_text())
         want = section(render(saved["rows"], saved["meta"]))
         if want not in DOCS.read_text():
-            print(f"docs/benchmarks.md: the bench_kkt section is not {a.json.name}'s rendering", file=sys.stderr)
+            print(f"docs/benchmarks.md: the bench_kkt section is not {a.json.name}'s rendering: run python "
+                  "benchmarks/bench_kkt.py --docs", file=sys.stderr)
             return 1
         return 0
     meta = {"created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
