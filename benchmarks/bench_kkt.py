@@ -162,15 +162,14 @@ def main(argv=None) -> int:
             "clean": git("status", "--porcelain", "--", "ibverify") == "", "old": a.old,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "load_average": round(os.getloadavg()[0], 1)}
     rows = []
-    for name in a.optimizer or OPTIMIZERS:
+    for name in a.optimizer or OPTIMIZERS:   # the record and the page after each optimizer: a long run keeps its rows
         rows.append(measure(name, a.steps, a.old))
         print(json.dumps(rows[-1]), flush=True)
-    meta["load_average"] = round(max(meta["load_average"], os.getloadavg()[0]), 1)
-    a.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    text = render(rows, meta)
-    print(text)
-    if a.docs:
-        write_docs(text)
+        meta["load_average"] = round(max(meta["load_average"], os.getloadavg()[0]), 1)
+        a.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+        if a.docs:
+            write_docs(render(rows, meta))
+    print(render(rows, meta))
     return 0
 
 
