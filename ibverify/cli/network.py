@@ -183,10 +183,11 @@ def train_run(args) -> tuple[dict, object]:
         "units_alive": None if run_.diverged else units_alive(model, th, data.X),
     }
     out["dead_units"] = dead_units(out["units_alive"], data.X, prep is not None)
-    if run_.q_min[-1] > 0:
+    if run_.q_min[-1] > 0:   # the trend first, in step order: each solve starts from the last one's active set, and
+        trend = residual_trend(opt.geometry, model, run_, data)   # the horizon's Fenchel residual is then remembered
         k = kkt.kkt_residual(opt.geometry, model, th, data.X, data.y, tau=args.kkt_tau)
         out["kkt"] = {"geometry": opt.geometry.name, **k.to_json()}
-        out["kkt_trend"] = residual_trend(opt.geometry, model, run_, data)
+        out["kkt_trend"] = trend
     return plain(out), run_
 
 
