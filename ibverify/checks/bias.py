@@ -271,9 +271,9 @@ def _at(lx: np.ndarray, y: np.ndarray, t: float) -> float | None:
 
 @dataclass(frozen=True)
 class Resolution:
-    """`resolution`'s answer: `value`, the largest limit the run still allows (0 ≤ value ≤ the measured value when
-    the run falls; inf: none can be given), how it was found (`method`: "extrapolated", "measured" or
-    "unresolved") and `estimates`, the extrapolated limit at each end point read."""
+    """`resolution`'s answer: `value`, the largest limit the run still allows (floor ≤ value ≤ the measured value when
+    the run falls monotonically; inf: none can be given), how it was found (`method`: "extrapolated", "measured",
+    "widened", "floor" or "unresolved") and `estimates`, the values read at each end point."""
     value: float
     method: str
     estimates: tuple = ()
@@ -291,24 +291,38 @@ class Resolution:
 RATE_SAFETY = 0.5
 
 
-def resolution(x, y) -> Resolution:
+def largest_rise(y) -> float:
+    """The largest upward excursion of a series, max over i < j of y_j − y_i (0 for a series that never rises)."""
+    y = np.asarray(y, float)
+    if len(y) < 2:
+        return 0.0
+    return max(0.0, float(np.max(y[1:] - np.minimum.accumulate(y)[:-1])))
+
+
+def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR) -> Resolution:
     """The largest limit value lim y(t) that the series y (a margin gap 1 − γ_g(θ_t)/γ_g*, or any quantity falling to
     its limit) still allows at its horizon T: the run's limit could have a gap up to `value` in that geometry and
     have given these checkpoints, at the rate measured on them. The plain function H1b's power table and `ibverify
-    bias` both call (checks.bias.judge_degree1, judge_network).
+    bias` both call (checks.bias.judge_degree1, judge_network). `step`: the spacing, in decades, of the four points
+    read (1: T/1000 … T, the iterate's three decades; 1/2 for the increments' two, `increment_gaps`). `floor`: the
+    rounding floor of y (a gap at or below it is not told from 0).
 
-    Fallback, y(T) ("measured"): a series falling over its last decade approaches its limit from above, so the limit
-    is ≤ y(T) (and ≥ 0: a margin gap to a certified optimum is never negative).
-    Fit ("extrapolated"): with a, b, c, e the values at T/1000, T/100, T/10, T (log-linear between checkpoints),
-    the decrements d1 = b − a, d2 = c − b, d3 = e − c and their per-decade rates ρ2 = d2/d1, ρ3 = d3/d2 (a power law
-    y∞ + C t^s gives ρ = 10^s every decade; GD's 1/log t a rate rising to 1). Falling every decade at rates
-    0 < ρ2 ≤ ρ3 < 1 (an approach that does not speed up in log t), the limit is at most the geometric extrapolation
-    at a rate below the faster measured one, e + d3·ρ/(1 − ρ) with ρ = RATE_SAFETY·ρ2 (above the limit of a power
-    law and of any approach slowing down, and of one whose rate drifts down by less than that factor), kept within
-    [0, y(T)]. A rate that speeds up (ρ3 < ρ2, a
-    transient still bending down, as normalized steepest descent's early phase) or less than three decades of
-    checkpoints: the fallback.
-    Not falling over its last decade (or over what there is): inf ("unresolved"): no limit is bounded, and
+    Floor ("floor"): y(T) ≤ floor (reached, or negative by rounding): δ = floor, never 0.
+    Not monotone over the window [T/10^(3·step), T] (a rise > floor anywhere in it): no extrapolation. Above its own
+    minimum over the last step [T/10^step, T] (dipped and risen, or rising): inf ("unresolved"), the limit may lie
+    above every value measured; else (a rise before the last step, which then fell to y(T)): the measured band widened
+    by the largest rise, y(T) + rise ("widened"), the series having shown it can turn by that much.
+    Fallback, y(T) ("measured"): a series falling monotonically approaches its limit from above, so the limit is
+    ≤ y(T) (and ≥ 0: a margin gap to a certified optimum is never negative).
+    Fit ("extrapolated"): with a, b, c, e the values at T/10^(3·step), T/10^(2·step), T/10^step, T (log-linear
+    between checkpoints), the decrements d1 = b − a, d2 = c − b, d3 = e − c and their per-step rates ρ2 = d2/d1,
+    ρ3 = d3/d2 (a power law y∞ + C t^s gives ρ = 10^(s·step) every step; GD's 1/log t a rate rising to 1). Falling
+    every step at rates 0 < ρ2 ≤ ρ3 < 1 (an approach that does not speed up in log t), the limit is at most the
+    geometric extrapolation at a rate below the faster measured one, e + d3·ρ/(1 − ρ) with ρ = RATE_SAFETY·ρ2 (above
+    the limit of a power law and of any approach slowing down, and of one whose rate drifts down by less than that
+    factor), kept within [floor, y(T)]. A rate that speeds up (ρ3 < ρ2, a transient still bending down, as normalized
+    steepest descent's early phase) or less than 3·step decades of checkpoints: the fallback.
+    Not falling over its last step (or over what there is): inf ("unresolved"): no limit is bounded, and
     `ibverify bias` states no support without a finite value (printed "(to within δ)" for a supported geometry)."""
     xa, ya = np.asarray(x, float), np.asarray(y, float)
     if len(ya) < 2 or not math.isfinite(float(ya[-1])):
@@ -316,9 +330,17 @@ def resolution(x, y) -> Resolution:
     ok = (xa > 0) & np.isfinite(ya)
     xa, ya = xa[ok], ya[ok]
     lx, T, last = np.log(xa), float(xa[-1]), float(ya[-1])
-    if last <= rules.FLOOR:   # reached (rules.judge_gap's floor): the measured value
-        return Resolution(max(0.0, last), "measured")
-    vals = [_at(lx, ya, T / 10 ** k) for k in (3, 2, 1)] + [last]
+    if last <= floor:   # reached, or below 0 by rounding: the floor, never 0
+        return Resolution(floor, "floor")
+    span = math.log(10) * step
+    window = ya[lx >= lx[-1] - 3 * span - 1e-9]
+    rise = largest_rise(window)
+    if rise > floor:   # not monotone over the decades used: no extrapolation
+        tail = ya[lx >= lx[-1] - span - 1e-9]
+        if last - float(np.min(tail)) > floor:
+            return Resolution(math.inf, "unresolved", (float(np.min(tail)), last))
+        return Resolution(last + rise, "widened", (last, rise))
+    vals = [_at(lx, ya, T / 10 ** (k * step)) for k in (3, 2, 1)] + [last]
     prev = vals[2] if vals[2] is not None else (float(ya[0]) if len(ya) > 1 else None)
     if prev is None or not last < prev:
         return Resolution(math.inf, "unresolved", tuple(v for v in vals if v is not None))
@@ -331,7 +353,7 @@ def resolution(x, y) -> Resolution:
         if 0 < r2 <= r3 < 1:
             r = RATE_SAFETY * r2   # future decades assumed to fall no faster than this (placed by the power table)
             est = e + d3 * r / (1 - r)
-            return Resolution(min(last, max(0.0, est)), "extrapolated", tuple(vals))
+            return Resolution(min(last, max(floor, est)), "extrapolated", tuple(vals))
     return Resolution(last, "measured", tuple(vals))
 
 
