@@ -238,10 +238,12 @@ class Judged:
     resolution: float = math.nan  # the largest limit value the run still allows (`resolution`; inf: unresolved)
     bounded: dict | None = None   # `bounded_norm`'s reading where ‖θ‖ stopped growing (the dataset not judged)
     units: tuple | None = None    # two-layer net: (units alive on the data at the horizon, width)
+    estimates: dict | None = None  # degree 1: the two estimates behind `resolution` (Stated.to_json)
 
     def to_json(self) -> dict:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
                 "horizon": self.horizon, "resolution": _finite_or_none(self.resolution),
+                **({"resolution_estimates": self.estimates} if self.estimates else {}),
                 **({"bounded_norm": self.bounded} if self.bounded else {}),
                 **({"units_alive": self.units[0], "width": self.units[1]} if self.units else {})}
 
@@ -357,6 +359,91 @@ def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR) -> Resolutio
     return Resolution(last, "measured", tuple(vals))
 
 
+# ------------------------------------------------------------------------------------------------ two estimates
+
+INCREMENT_LAG = recipes.CHECKPOINTS // 3   # checkpoints one decade apart (4 a decade over the three decades)
+INCREMENT_STEP = 0.5   # the increments span two decades (T/100 … T): `resolution` reads them at half-decade steps
+GAP_FLOOR = 1e-7       # a degree-1 margin gap at or below the oracles' certificate tolerance (oracles.base.CERT_RTOL)
+#                        is rounding: δ is floored there, never 0
+
+
+def _minus(a, b):
+    if isinstance(a, dict):
+        return {k: np.asarray(a[k], float) - np.asarray(b[k], float) for k in a}
+    return np.asarray(a, float) - np.asarray(b, float)
+
+
+def increments(x, thetas, lag: int = INCREMENT_LAG) -> tuple[list[int], list]:
+    """(steps t, θ(t) − θ(t/10)) at every checkpoint t whose checkpoint `lag` places before is a decade earlier
+    (ratio within 10^(±0.1)): the second estimate of the limit direction. For fixed-step GD, θ(t) = ŵ·log t + ρ + o(1):
+    the iterate's direction approaches ŵ like 1/log t, the increment cancels ρ."""
+    x = [int(s) for s in x]
+    out_x, out = [], []
+    for i in range(lag, len(x)):
+        if x[i - lag] > 0 and abs(math.log10(x[i] / x[i - lag]) - 1.0) <= 0.1:
+            out_x.append(x[i])
+            out.append(_minus(thetas[i], thetas[i - lag]))
+    return out_x, out
+
+
+@dataclass(frozen=True)
+class Stated:
+    """The δ an answer states from the two estimates (`stated_resolution`): `value`, which estimate it is (`used`:
+    "iterate", "increment" or "both": the coarser widened where they disagree), whether they agree (None: not
+    compared, one of them unresolved or absent), each estimate's Resolution and measured gap at T."""
+    value: float
+    used: str
+    agree: bool | None
+    iterate: Resolution
+    iterate_gap: float
+    increment: Resolution | None = None
+    increment_gap: float = math.nan
+
+    def describe(self) -> str:
+        if not math.isfinite(self.value):
+            extra = (f"; the increments alone allow {self.increment.value:.3g}, unconfirmed"
+                     if self.increment is not None and math.isfinite(self.increment.value) else "")
+            return "unresolved" + extra
+        if self.increment is None:
+            return self.iterate.describe()
+        inc = self.increment.value
+        if self.agree is None:
+            return f"{self.iterate.describe()}, iterate (increments unresolved)"
+        if not self.agree:
+            return (f"to within {self.value:.3g}: the estimates disagree (iterate δ {self.iterate.value:.3g}, gap "
+                    f"{self.iterate_gap:.3g}; increment δ {inc:.3g}, gap {self.increment_gap:.3g}): the coarser, "
+                    f"widened to the finer's gap")
+        other = self.iterate.value if self.used == "increment" else inc
+        return (f"to within {self.value:.3g} ({getattr(self, self.used).method}, from the {self.used}; "
+                f"the other estimate {other:.3g} agrees)")
+
+    def to_json(self) -> dict:
+        return {"used": self.used, "agree": self.agree,
+                "iterate": _finite_or_none(self.iterate.value), "iterate_method": self.iterate.method,
+                "iterate_gap": _finite_or_none(self.iterate_gap),
+                "increment": None if self.increment is None else _finite_or_none(self.increment.value),
+                "increment_method": None if self.increment is None else self.increment.method,
+                "increment_gap": _finite_or_none(self.increment_gap)}
+
+
+def stated_resolution(it: Resolution, it_gap: float, inc: Resolution | None = None,
+                      inc_gap: float = math.nan) -> Stated:
+    """The δ an answer states from the iterate's estimate (`it`, its measured gap `it_gap` at T) and the
+    increments' (`inc`, `inc_gap`). No increment estimate, or an unresolved one: the iterate's δ. An unresolved
+    iterate: unresolved (the increments alone are not confirmed). Both finite: the finer (smaller δ; the iterate on a
+    tie) is used where the two agree, its measured gap within the coarser's δ (gap_fine ≤ δ_coarse); where they
+    disagree, the coarser δ widened to the finer's measured gap, max(δ_coarse, gap_fine), and said so."""
+    if inc is None or not math.isfinite(inc.value) or not math.isfinite(inc_gap):
+        return Stated(it.value, "iterate", None, it, it_gap, inc, inc_gap)
+    if not math.isfinite(it.value):
+        return Stated(math.inf, "iterate", None, it, it_gap, inc, inc_gap)
+    fine, coarse = ("increment", "iterate") if inc.value < it.value else ("iterate", "increment")
+    d = {"iterate": (it.value, it_gap), "increment": (inc.value, inc_gap)}
+    if d[fine][1] <= d[coarse][0]:
+        return Stated(d[fine][0], fine, True, it, it_gap, inc, inc_gap)
+    return Stated(max(d[coarse][0], d[fine][1]), "both", False, it, it_gap, inc, inc_gap)
+
+
 def growth(x, scale) -> tuple[bool, str]:
     """(log-like, text): whether the norm ‖θ‖_g (`scale`) grows like a log over the last two decades, the rate at
     which the 1/‖θ‖ route (rules.judge_rate_invariant) is valid: its rise over the last decade is > 0 and at most
@@ -420,10 +507,12 @@ def _bounded(geoms, b: dict, horizon: int, quantity: str, curves: dict | None = 
 
 
 def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horizon: int,
-                  min_margin: float | None = None) -> dict[str, Judged]:
+                  min_margin: float | None = None, increments: tuple | None = None) -> dict[str, Judged]:
     """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one. Every
-    geometry carries its `resolution`; the 1/‖θ‖ route is read only where ‖θ‖_g grows like a log (`growth`), and no
-    support stands without a finite resolution. `min_margin` (the smallest z_i·θ at the horizon; None: read off the
+    geometry carries its resolution δ, `stated_resolution` of the iterate's gap series and, where `increments`
+    ((steps, {g: gaps of θ(t) − θ(t/10)}), `increment_gaps`) is given, the increments'; both floored at GAP_FLOOR.
+    The 1/‖θ‖ route is read only where ‖θ‖_g grows like a log (`growth`), and no support stands without a finite
+    resolution. `min_margin` (the smallest z_i·θ at the horizon; None: read off the
     gaps, ≥ 1 exactly when it is ≤ 0): a run that does not separate the data is judged in no geometry (inconclusive,
     to be extended, or set aside at the largest horizon)."""
     x = np.asarray(x, float)
@@ -445,7 +534,13 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
     own: dict[str, Judged] = {}
     for g, gap in gaps.items():
         gap = np.asarray(gap, float)
-        res = resolution(x, gap)
+        res = resolution(x, gap, floor=GAP_FLOOR)
+        if increments is not None and g in increments[1] and len(increments[0]) >= 2:
+            ig = np.asarray(increments[1][g], float)
+            res = stated_resolution(res, float(gap[-1]), resolution(increments[0], ig, INCREMENT_STEP, GAP_FLOOR),
+                                    float(ig[-1]))
+        else:
+            res = stated_resolution(res, float(gap[-1]))
         d = rules.judge_gap(x, gap, BOUND, decades=decades, min_drop=MIN_DROP, final=final)
         reason = d.reason
         if d.word != rules.SUPPORTED:
@@ -465,7 +560,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             reason += f"; limit's gap {res.describe()}"
         fit = d.fit or rules.window_fit(x, gap, BOUND, decades)
         own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap", (x.tolist(), gap.tolist()),
-                        res.value)
+                        res.value, estimates=res.to_json())
     out = dict(own)
     for g in own:
         if own[g].word == rules.CONTRADICTED:
@@ -475,7 +570,8 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             if h != g and jh.word == rules.SUPPORTED and off > BOUND:
                 out[g] = Judged(rules.CONTRADICTED, f"the run goes to the certified {h} optimum ({jh.reason}), whose "
                                 f"{g} margin gap is {off:.3g} > {BOUND:g}; own gap {own[g].reason}",
-                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve, own[g].resolution)
+                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve, own[g].resolution,
+                                estimates=own[g].estimates)
                 break
     return out
 
@@ -486,7 +582,9 @@ def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     r = store.run(recipes.run_recipe(pr.data, None, None, spec, T), progress=progress)
     gaps = {g: [1.0 - linear_margin(Z, w, g) / pr.optima[g][1] for w in r.ws] for g in pr.optima}
     scales = {g: [maxmargin.norm_of(w, LINEAR_NORMS[g]) for w in r.ws] for g in pr.optima}
-    return r.checkpoints, gaps, scales, float(np.min(Z @ np.asarray(r.ws[-1], float)))
+    xi, du = increments(r.checkpoints, r.ws)
+    inc = (xi, {g: [1.0 - linear_margin(Z, u, g) / pr.optima[g][1] for u in du] for g in pr.optima})
+    return r.checkpoints, gaps, scales, float(np.min(Z @ np.asarray(r.ws[-1], float))), inc
 
 
 def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None,
@@ -498,7 +596,9 @@ def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in pr.optima}
     gaps = {g: [1.0 - G[g].margin(model, th, D.X, D.y) / pr.optima[g][1] for th in r.thetas] for g in G}
     scales = {g: [G[g].norm(th) for th in r.thetas] for g in G}
-    return r.checkpoints, gaps, scales, float(np.min(D.y * model.outputs(r.thetas[-1], D.X)))
+    xi, du = increments(r.checkpoints, r.thetas)
+    inc = (xi, {g: [1.0 - G[g].margin(model, u, D.X, D.y) / pr.optima[g][1] for u in du] for g in G})
+    return r.checkpoints, gaps, scales, float(np.min(D.y * model.outputs(r.thetas[-1], D.X))), inc
 
 
 def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None,
@@ -573,9 +673,9 @@ def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
         if model == "two-layer":
             out = judge_network(pr, spec, T, final, progress, batch, store)
         else:
-            x, gaps, scales, qmin = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
-                                     run_linear(pr, spec, T, progress, store))
-            out = judge_degree1(x, gaps, scales, pr.offsets, final, T, qmin)
+            x, gaps, scales, qmin, inc = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
+                                          run_linear(pr, spec, T, progress, store))
+            out = judge_degree1(x, gaps, scales, pr.offsets, final, T, qmin, inc)
         seen["out"] = out
         undecided = any(j.word == rules.INCONCLUSIVE for j in out.values())
         return Example(True, {}, decision=rules.INCONCLUSIVE if undecided else rules.SUPPORTED)
@@ -593,14 +693,31 @@ def tally_geometry(words: list[str]) -> str:
     return rules.SUPPORTED if holds is True else rules.CONTRADICTED if holds is False else rules.INCONCLUSIVE
 
 
+def _pool(per: list[Judged]) -> list[Judged]:
+    judged = [j for j in per if j.word != rules.SET_ASIDE]
+    return [j for j in judged if j.word == rules.SUPPORTED] or judged
+
+
 def model_resolution(per: list[Judged]) -> float | None:
     """A geometry's resolution on a model: the largest of its supported datasets' (of its judged datasets' when none
     is supported); None (JSON null) when that is not finite (some dataset unresolved) or none was judged."""
-    judged = [j for j in per if j.word != rules.SET_ASIDE]
-    pool = [j for j in judged if j.word == rules.SUPPORTED] or judged
+    pool = _pool(per)
     if not pool:
         return None
     return _finite_or_none(max(j.resolution for j in pool))
+
+
+def resolution_sources(per: list[Judged]) -> dict | None:
+    """Which estimate gave the δ of the datasets `model_resolution` reads: {"iterate": k, "increment": k, "both": k
+    (the estimates disagreed: the coarser widened), "datasets": n}; None where no dataset carries two estimates (the
+    two-layer net)."""
+    pool = [j for j in _pool(per) if j.estimates]
+    if not pool:
+        return None
+    out = {"iterate": 0, "increment": 0, "both": 0, "datasets": len(pool)}
+    for j in pool:
+        out[j.estimates["used"]] += 1
+    return out
 
 
 def _evidence_line(per: list[Judged]) -> str:
@@ -699,6 +816,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         counts = {w: sum(j.word == w for j in per) for w in rules.DECISIONS}
         out["evidence"][g] = {
             "decision": word, "line": _evidence_line(per), "resolution": model_resolution(per),
+            **({"resolution_sources": src} if (src := resolution_sources(per)) else {}),
             "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
             "datasets": [{"dataset": pr.tag, **j.to_json(), **j.curve_json()}
                          for pr, j in zip(problems, per, strict=True)]}

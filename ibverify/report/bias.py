@@ -59,7 +59,22 @@ def resolution_text(model: dict, g: str) -> str:
         return "unresolved"
     if model["model"] == "two-layer":
         return f"KKT residual of the {g} margin problem within {res:.3g}"
-    return f"to within {100 * res:.2g} %"
+    return f"to within {100 * res:.2g} %" + source_text(model["evidence"][g].get("resolution_sources"))
+
+
+def source_text(src: dict | None) -> str:
+    """Which estimate gave a degree-1 δ (checks.bias.resolution_sources): " (increments)", " (iterate)", with
+    " — the estimates disagree on k of n datasets (the coarser δ widened)" where they did; "" without sources."""
+    if not src:
+        return ""
+    n = src["datasets"]
+    used = [w for w in ("increment", "iterate") if src[w]]
+    words = {"increment": "increments", "iterate": "iterate"}
+    out = f" ({' and '.join(words[w] for w in used)})" if used else ""
+    if src["both"]:
+        out += (f" — the estimates disagree on {src['both']} of {n} dataset{'s' if n != 1 else ''} (the coarser δ "
+                "widened)")
+    return out
 
 
 def _delta(model: dict, g: str) -> str:
