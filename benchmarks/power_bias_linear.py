@@ -65,8 +65,8 @@ TRUTH_TOL = 1e-5                # a true gap is known to this (certificates at �
 CERT_RTOL = 1e-6                # every limit's certificate: each condition ≤ this
 FACE_EPS = 1e-10                # the face LPs' margin relaxation (relative): a unique optimum's width is ∝ it
 FACE_TOL = 1e-6                 # an ℓ∞-type optimum is unique when its relaxed optimal face is narrower than this
-KAPPAS = (1.05, 1.2, 2.0, 4.0, 10.0)
-PS = (1.5, 3.0)
+KAPPAS = (1.02, 1.05, 1.2, 1.5, 2.0, 4.0, 10.0)
+PS = (1.5, 1.8, 2.2, 3.0, 5.0, 20.0)
 GEOMS = ("l1", "l2", "linf")
 
 
@@ -373,6 +373,7 @@ def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> d
                                  "tier": tier, "geometry": g, "decision": j.word, "measured_gap": j.value,
                                  "slope": j.slope, "horizon": j.horizon,
                                  "resolution": getattr(j, "resolution", None), "true_gap": gaps[g],
+                                 "estimates": getattr(j, "estimates", None),
                                  "face_width": lim["face_width"], "reason": j.reason[:240]})
                 say(f"{pr.tag} {m['optimizer']} {tier}: {time.process_time() - t1:.1f} CPU s; "
                     + ", ".join(f"{r['geometry']} {r['decision'][:4]} (gap {r['true_gap']:.2g}, δ "
