@@ -175,7 +175,7 @@ def test_every_support_carries_its_resolution():
 def test_no_support_without_a_finite_resolution(monkeypatch):
     scale = 5.0 * np.log(X)
     fast = 0.004 + 0.3 * X ** -0.5
-    monkeypatch.setattr(bias, "resolution", lambda x, y: bias.Resolution(math.inf, "unresolved"))
+    monkeypatch.setattr(bias, "resolution", lambda x, y, *a, **k: bias.Resolution(math.inf, "unresolved"))
     out = bias.judge_degree1(X, {"a": fast}, {"a": scale}, {}, True, int(X[-1]))
     assert out["a"].word == rules.INCONCLUSIVE
     assert "no resolution" in out["a"].reason
