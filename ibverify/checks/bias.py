@@ -49,8 +49,10 @@ there, not extended, and the model answered "bounded-norm" after that dataset, w
 (every geometry: "none of these"), undecided (the closest geometry, its δ and the horizon to extend to) or
 bounded-norm.
 Every geometry on every dataset carries its `resolution` (the largest limit gap, or limit residual on the two-layer
-net, the run still allows: the measured value, tightened by the measured rate); a support is stated with it ("g to
-within δ") and never without a finite one.
+net, the run still allows: the measured value, tightened by the measured rate; none, or the measured value widened,
+where the series is not monotone); a support is stated with it ("g to within δ") and never without a finite one.
+On the degree-1 models δ is estimated twice (`stated_resolution`): from the iterate's gap series and from the
+increments θ(t) − θ(t/10) (`increments`), the finer stated where the two agree, the coarser widened where not.
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).
