@@ -196,3 +196,36 @@ def test_resolution_sources_count_the_datasets_model_resolution_reads():
     none_sup = [j(rules.INCONCLUSIVE, "iterate"), j(rules.SET_ASIDE, "increment")]
     assert bias.resolution_sources(none_sup) == {"iterate": 1, "increment": 0, "both": 0, "datasets": 1}
     assert bias.resolution_sources([bias.Judged(rules.SUPPORTED, "", 0.1, 0.0, 1, "residual")]) is None
+
+
+# ------------------------------------------------------------------------------------------ the runs' increments
+
+@pytest.mark.parametrize("model", ["linear", "matrix"])
+def test_runs_return_the_increments_gap_series(model):
+    """run_linear / run_matrix hand judge_degree1 the increments' gaps: at the checkpoints from T/100 on, each the
+    margin gap of θ(t) − θ(t/10) itself (recomputed here from the stored run)."""
+    from ibverify import geometry as geo
+    from ibverify.optim import OptimizerSpec
+    from ibverify.recipes import RunStore
+
+    store = RunStore()
+    pr = bias.generated(model, 0, 1, store=store)[0]
+    spec = bias.resolved_spec(OptimizerSpec.from_params({"optimizer": "nsd-l2"}), model, pr.n)
+    T = 1000
+    if model == "linear":
+        x, gaps, _, _, (xi, inc) = bias.run_linear(pr, spec, T, store=store)
+        r = store.run(bias.recipes.run_recipe(pr.data, None, None, spec, T))
+        Z = store.data(pr.data).Z
+        u = np.asarray(r.ws[-1]) - np.asarray(r.ws[-5])
+        want = {g: 1.0 - bias.linear_margin(Z, u, g) / pr.optima[g][1] for g in pr.optima}
+    else:
+        x, gaps, _, _, (xi, inc) = bias.run_matrix(pr, spec, T, store=store)
+        rec = bias.recipes.run_recipe(pr.data, pr.model, None, spec, T)
+        r, D, model_ = store.run(rec, warn=False), store.data(pr.data), store.model(rec)
+        u = {k: r.thetas[-1][k] - r.thetas[-5][k] for k in r.thetas[-1]}
+        want = {g: 1.0 - geo.get(bias.MATRIX_GEOMETRIES[g]).margin(model_, u, D.X, D.y) / pr.optima[g][1]
+                for g in pr.optima}
+    assert list(xi) == [int(s) for s in x[4:]] and len(xi) == 9
+    for g in pr.optima:
+        assert inc[g][-1] == pytest.approx(want[g], rel=1e-12, abs=1e-15)
+        assert inc[g][-1] != pytest.approx(gaps[g][-1], rel=1e-6)   # another direction than the iterate's
