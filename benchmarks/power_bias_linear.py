@@ -748,6 +748,20 @@ def estimate_lines(section: dict) -> list[str]:
         lines.append(f"| {o['family']} | {o['tier']} | {o['rows']} | {o['supports']} | {o['false']} | {below} | "
                      f"{mw('iterate')} | {mw('increment')} | {mw('stated')} | {ratio} | "
                      f"{o['told_apart']} of {o['exceeds']} |")
+    tol = section["settings"]["truth_tol"]
+    below = [r for r in section["rows"] if below_certified(r, "stated", tol)]
+    lines += ["", f"Stated δ below the certified gap ({len(below)}): which estimate gave it (`used`; a measured gap",
+              "is the series' value at T, a gap approaching its limit from below is not bounded by it).", ""]
+    if below:
+        lines += ["| optimizer | dataset | tier | geometry | decision | T | δ stated (used: method) | δ iterate | "
+                  "δ increment | certified gap |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in below:
+            e = r.get("estimates") or {}
+            used = e.get("used", "iterate")
+            how = e.get(f"{used}_method", "") if used != "both" else "widened"
+            lines.append(f"| {r['optimizer']} | {r['dataset']} | {r['tier']} | {_geo(r['geometry'])} | "
+                         f"{r['decision']} | {_caps(r['horizon'])} | {_g(r['resolution'])} ({used}: {how}) | "
+                         f"{_g(e.get('iterate'))} | {_g(e.get('increment'))} | {_g(r['true_gap'])} |")
     return lines
 
 
