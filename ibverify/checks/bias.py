@@ -390,9 +390,10 @@ def increments(x, thetas, lag: int = INCREMENT_LAG) -> tuple[list[int], list]:
 
 @dataclass(frozen=True)
 class Stated:
-    """The δ an answer states from the two estimates (`stated_resolution`): `value`, which estimate it is (`used`:
-    "iterate", "increment" or "both": the coarser widened where they disagree), whether they agree (None: not
-    compared, one of them unresolved or absent), each estimate's Resolution and measured gap at T."""
+    """The δ an answer states (`stated_resolution`): `value`, always the iterate's δ (`used`: "iterate"), the bound;
+    beside it the increments' estimate, a finer point estimate that is not a bound, and whether the two agree (`agree`:
+    the increments' measured gap within the iterate's δ; None: not compared, either unresolved or absent); each
+    estimate's Resolution and measured gap at T."""
     value: float
     used: str
     agree: bool | None
@@ -401,23 +402,21 @@ class Stated:
     increment: Resolution | None = None
     increment_gap: float = math.nan
 
-    def describe(self) -> str:
-        if not math.isfinite(self.value):
-            extra = (f"; the increments alone allow {self.increment.value:.3g}, unconfirmed"
-                     if self.increment is not None and math.isfinite(self.increment.value) else "")
-            return "unresolved" + extra
-        if self.increment is None:
-            return self.iterate.describe()
+    def estimate_text(self) -> str:
+        """The increments' estimate as the answer says it beside the bound ("" where there is none)."""
+        if self.increment is None or not math.isfinite(self.increment.value):
+            return ""
         inc = self.increment.value
-        if self.agree is None:
-            return f"{self.iterate.describe()}, iterate (increments unresolved)"
-        if not self.agree:
-            return (f"to within {self.value:.3g}: the estimates disagree (iterate δ {self.iterate.value:.3g}, gap "
-                    f"{self.iterate_gap:.3g}; increment δ {inc:.3g}, gap {self.increment_gap:.3g}): the coarser, "
-                    f"widened to the finer's gap")
-        other = self.iterate.value if self.used == "increment" else inc
-        return (f"to within {self.value:.3g} ({getattr(self, self.used).method}, from the {self.used}; "
-                f"the other estimate {other:.3g} agrees)")
+        if self.agree is False:
+            return (f"the increments estimate {inc:.3g} but their measured gap {self.increment_gap:.3g} lies beyond "
+                    f"the bound: the estimates disagree")
+        return f"the increments estimate {inc:.3g} (a point estimate, not a bound)"
+
+    def describe(self) -> str:
+        extra = self.estimate_text()
+        if not math.isfinite(self.value):
+            return "unresolved" + (f"; {extra}, unconfirmed" if extra else "")
+        return self.iterate.describe() + (f"; {extra}" if extra else "")
 
     def to_json(self) -> dict:
         return {"used": self.used, "agree": self.agree,
@@ -430,20 +429,15 @@ class Stated:
 
 def stated_resolution(it: Resolution, it_gap: float, inc: Resolution | None = None,
                       inc_gap: float = math.nan) -> Stated:
-    """The δ an answer states from the iterate's estimate (`it`, its measured gap `it_gap` at T) and the
-    increments' (`inc`, `inc_gap`). No increment estimate, or an unresolved one: the iterate's δ. An unresolved
-    iterate: unresolved (the increments alone are not confirmed). Both finite: the finer (smaller δ; the iterate on a
-    tie) is used where the two agree, its measured gap within the coarser's δ (gap_fine ≤ δ_coarse); where they
-    disagree, the coarser δ widened to the finer's measured gap, max(δ_coarse, gap_fine), and said so."""
-    if inc is None or not math.isfinite(inc.value) or not math.isfinite(inc_gap):
-        return Stated(it.value, "iterate", None, it, it_gap, inc, inc_gap)
-    if not math.isfinite(it.value):
-        return Stated(math.inf, "iterate", None, it, it_gap, inc, inc_gap)
-    fine, coarse = ("increment", "iterate") if inc.value < it.value else ("iterate", "increment")
-    d = {"iterate": (it.value, it_gap), "increment": (inc.value, inc_gap)}
-    if d[fine][1] <= d[coarse][0]:
-        return Stated(d[fine][0], fine, True, it, it_gap, inc, inc_gap)
-    return Stated(max(d[coarse][0], d[fine][1]), "both", False, it, it_gap, inc, inc_gap)
+    """The δ an answer states from the iterate's estimate (`it`, its measured gap `it_gap` at T), with the increments'
+    (`inc`, `inc_gap`) beside it. The stated δ is the iterate's, always: the increments' δ is a point estimate, not a
+    bound (in the power table, stating the finer of the two where they agreed gave a false support and 28 δ below the
+    certified gap, the iterate's alone 0 and 16; docs/power.md). `agree`: both finite, the increments' measured gap
+    within the iterate's δ (inc_gap ≤ δ_it), reported beside the bound; None where either is unresolved or absent."""
+    agree = None
+    if (inc is not None and math.isfinite(inc.value) and math.isfinite(inc_gap) and math.isfinite(it.value)):
+        agree = inc_gap <= it.value
+    return Stated(it.value, "iterate", agree, it, it_gap, inc, inc_gap)
 
 
 def growth(x, scale) -> tuple[bool, str]:
