@@ -730,7 +730,9 @@ def estimate_lines(section: dict) -> list[str]:
         return []
     lines = ["", "### Two estimates: the iterate's direction and the increments", "",
              "Each geometry's δ is estimated twice (docs/commands.md, `bias`): from the iterate θ(T)/‖θ(T)‖'s gap",
-             "series and from the increments θ(t) − θ(t/10)'s; the answer states the finer where they agree. Per",
+             "series and from the increments θ(t) − θ(t/10)'s; the answer states the iterate's (the bound) and",
+             "reports the increments' beside it (a point estimate; an earlier rule stating the finer where they",
+             "agreed gave a false support). Per",
              "family and tier: **below** counts finite δ under the limit's certified gap (+ the truth's tolerance) on",
              "every geometry and decision (need 0 for the stated δ; the iterate's and the increments' alone for",
              "comparison); median / worst δ over the geometry nearest each limit, per estimate (finite of all);",

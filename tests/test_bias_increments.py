@@ -1,8 +1,8 @@
 """The increments as a second estimate of the limit (issue 51 item 1): checks.bias.increments (θ(t) − θ(t/10) at
-the run's checkpoints), stated_resolution (the finer estimate where the two agree within the coarser one's δ, the
-coarser widened where they disagree, said so), judge_degree1 stating it with both estimates in --json, and the
-rounding floor (a gap near 0 or below it floors δ at GAP_FLOOR, never 0). Constructed inputs, each branch and
-boundary pinned by value."""
+the run's checkpoints), stated_resolution (the iterate's δ stated, always; the increments' δ beside it as a point
+estimate, with whether its measured gap lies within the iterate's δ), judge_degree1 recording both in --json, the
+words and the power table's count of the increments' misses, and the rounding floor (a gap near 0 or below it floors
+δ at GAP_FLOOR, never 0). Constructed inputs, each branch and boundary pinned by value."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from ibverify.checks import bias, rules
 from ibverify.checks.bias import Resolution, stated_resolution
-from ibverify.report.bias import resolution_text, source_text
+from ibverify.report.bias import estimate_text, increment_misses, resolution_text
 
 X = np.array(bias.recipes.checkpoints(100_000), float)   # 1e2 … 1e5, 4 a decade
 
@@ -67,55 +67,52 @@ def test_no_increment_states_the_iterate():
     s = stated_resolution(it, 0.02)
     assert (s.value, s.used, s.agree) == (0.02, "iterate", None)
     assert s.to_json()["increment"] is None
+    assert s.describe() == "to within 0.02 (measured)"
 
 
 def test_an_unresolved_increment_states_the_iterate():
     it = Resolution(0.02, "extrapolated")
     s = stated_resolution(it, 0.03, Resolution(math.inf, "unresolved"), 0.01)
     assert (s.value, s.used, s.agree) == (0.02, "iterate", None)
-    assert "increments unresolved" in s.describe()
+    assert s.describe() == "to within 0.02 (extrapolated)"
 
 
 def test_an_unresolved_iterate_is_not_rescued_by_the_increments():
     s = stated_resolution(Resolution(math.inf, "unresolved"), 0.06, E, 0.006)
     assert (s.value, s.used, s.agree) == (math.inf, "iterate", None)
-    assert s.describe() == "unresolved; the increments alone allow 0.004, unconfirmed"
+    assert s.describe() == ("unresolved; the increments estimate 0.004 (a point estimate, not a bound), "
+                            "unconfirmed")
 
 
-def test_the_finer_increment_is_used_where_its_gap_is_within_the_iterate_delta():
-    """δ_inc 0.004 < δ_it 0.01 and the increment's gap 0.006 ≤ 0.01: agree, 0.004. (Compared with its own δ 0.004
-    instead, 0.006 would disagree: the coarser one's δ is the test.)"""
+def test_a_finer_agreeing_increment_is_reported_beside_the_iterate_bound_not_stated():
+    """δ_inc 0.004 < δ_it 0.01 and the increment's gap 0.006 ≤ 0.01: they agree, yet the stated δ stays 0.01 (the
+    increments' δ is a point estimate: stating it gave a false support in the power table)."""
     s = stated_resolution(Resolution(0.01, "measured"), 0.01, E, 0.006)
-    assert (s.value, s.used, s.agree) == (0.004, "increment", True)
-    assert s.to_json() == {"used": "increment", "agree": True, "iterate": 0.01, "iterate_method": "measured",
+    assert (s.value, s.used, s.agree) == (0.01, "iterate", True)
+    assert s.to_json() == {"used": "iterate", "agree": True, "iterate": 0.01, "iterate_method": "measured",
                            "iterate_gap": 0.01, "increment": 0.004, "increment_method": "extrapolated",
                            "increment_gap": 0.006}
-    assert s.describe() == "to within 0.004 (extrapolated, from the increment; the other estimate 0.01 agrees)"
+    assert s.describe() == ("to within 0.01 (measured); the increments estimate 0.004 (a point estimate, "
+                            "not a bound)")
 
 
-def test_agreement_boundary_is_the_coarser_delta_inclusive():
+def test_agreement_boundary_is_the_iterate_delta_inclusive():
     it = Resolution(0.01, "extrapolated")
-    at = stated_resolution(it, 0.02, E, 0.01)           # gap = δ_coarse: agree
+    at = stated_resolution(it, 0.02, E, 0.01)           # gap = δ_it: agree
     above = stated_resolution(it, 0.02, E, 0.0101)      # just above: disagree
-    assert (at.value, at.used, at.agree) == (0.004, "increment", True)
-    assert (above.value, above.used, above.agree) == (pytest.approx(0.0101), "both", False)
-    assert above.describe().startswith("to within 0.0101: the estimates disagree (iterate δ 0.01, gap 0.02; "
-                                       "increment δ 0.004, gap 0.0101)")
+    assert (at.value, at.used, at.agree) == (0.01, "iterate", True)
+    assert (above.value, above.used, above.agree) == (0.01, "iterate", False)
+    assert above.describe() == ("to within 0.01 (extrapolated); the increments estimate 0.004 but their measured "
+                                "gap 0.0101 lies beyond the bound: the estimates disagree")
 
 
-def test_disagreement_states_the_coarser_delta_when_it_is_the_larger():
-    """Iterate finer (0.003, its gap 0.009) than the increment (0.008): its gap exceeds 0.008 → disagree, widened to
-    the finer's gap 0.009; with its gap 0.005 it agrees and the iterate's 0.003 is stated."""
+def test_a_coarser_increment_leaves_the_iterate_bound_as_it_is():
+    """Iterate finer (0.003) than the increment (0.008): still 0.003, whatever the increment's gap."""
     inc = Resolution(0.008, "measured")
     bad = stated_resolution(Resolution(0.003, "extrapolated"), 0.009, inc, 0.008)
-    good = stated_resolution(Resolution(0.003, "extrapolated"), 0.005, inc, 0.008)
-    assert (bad.value, bad.used, bad.agree) == (0.009, "both", False)
+    good = stated_resolution(Resolution(0.003, "extrapolated"), 0.005, inc, 0.002)
+    assert (bad.value, bad.used, bad.agree) == (0.003, "iterate", False)
     assert (good.value, good.used, good.agree) == (0.003, "iterate", True)
-
-
-def test_a_tie_uses_the_iterate():
-    s = stated_resolution(Resolution(0.005, "measured"), 0.005, Resolution(0.005, "measured"), 0.005)
-    assert (s.value, s.used, s.agree) == (0.005, "iterate", True)
 
 
 # ------------------------------------------------------------------------------------------ in judge_degree1
@@ -130,7 +127,7 @@ def _gd_like(lim_inc=0.003):
     return it, inc
 
 
-def test_judge_degree1_states_the_agreeing_increment_and_records_both():
+def test_judge_degree1_states_the_iterate_and_records_both():
     it, inc = _gd_like()
     scale = 5.0 * np.log(X)
     out = bias.judge_degree1(X, {"l2": it}, {"l2": scale}, {}, True, int(X[-1]), increments=(XI, {"l2": inc}))
@@ -138,16 +135,16 @@ def test_judge_degree1_states_the_agreeing_increment_and_records_both():
     r_it = bias.resolution(X, it, floor=bias.GAP_FLOOR)
     r_inc = bias.resolution(XI, inc, bias.INCREMENT_STEP, bias.GAP_FLOOR)
     assert r_inc.method == "extrapolated" and r_inc.value < r_it.value and inc[-1] <= r_it.value
-    assert j.resolution == r_inc.value
+    assert j.resolution == r_it.value
     est = j.to_json()["resolution_estimates"]
-    assert (est["used"], est["agree"], est["iterate"], est["increment"]) == ("increment", True, r_it.value,
+    assert (est["used"], est["agree"], est["iterate"], est["increment"]) == ("iterate", True, r_it.value,
                                                                           r_inc.value)
     without = bias.judge_degree1(X, {"l2": it}, {"l2": scale}, {}, True, int(X[-1]))["l2"]
     assert without.resolution == r_it.value and without.estimates["used"] == "iterate"
 
 
-def test_judge_degree1_widens_where_the_estimates_disagree():
-    """Increments extrapolating below the iterate's δ while their own gap at T is 1.2 δ_it: disagree, widened."""
+def test_judge_degree1_records_a_disagreement_and_keeps_the_iterate_bound():
+    """Increments extrapolating below the iterate's δ while their own gap at T is 1.2 δ_it: disagree; δ_it stated."""
     it, _ = _gd_like()
     d_it = bias.resolution(X, it, floor=bias.GAP_FLOOR).value
     inc = 1.2 * d_it * (XI / XI[-1]) ** -0.5
@@ -155,7 +152,7 @@ def test_judge_degree1_widens_where_the_estimates_disagree():
     out = bias.judge_degree1(X, {"l2": it}, {"l2": 5.0 * np.log(X)}, {}, True, int(X[-1]),
                              increments=(XI, {"l2": inc}))
     assert out["l2"].estimates["agree"] is False
-    assert out["l2"].resolution == pytest.approx(1.2 * d_it, rel=1e-12)
+    assert out["l2"].resolution == d_it
 
 
 def test_rounding_floors_delta_and_never_states_zero():
@@ -173,59 +170,50 @@ def test_rounding_floors_delta_and_never_states_zero():
 
 # ------------------------------------------------------------------------------------------ the words
 
-def _model(src, res=0.004):
-    return {"model": "linear", "evidence": {"l2": {"resolution": res, "resolution_sources": src}}}
+POWER = {"bias_linear": {"current": {"settings": {"truth_tol": 1e-5}, "rows": [
+    {"true_gap": 0.01, "estimates": {"increment": 0.009}},          # below by 1e-3: a miss
+    {"true_gap": 0.01, "estimates": {"increment": 0.01 - 5e-6}},   # below by less than the tolerance: not
+    {"true_gap": 0.01, "estimates": {"increment": 0.02}},
+    {"true_gap": 0.5, "estimates": {"increment": None}},            # unresolved: not counted
+    {"true_gap": 0.5, "estimates": None}]}}}
 
 
-def test_the_answer_says_which_estimate_and_any_disagreement():
-    assert source_text(None) == ""
-    assert source_text({"iterate": 0, "increment": 3, "both": 0, "datasets": 3}) == " (increments)"
-    assert source_text({"iterate": 1, "increment": 2, "both": 0, "datasets": 3}) == " (increments and iterate)"
-    assert source_text({"iterate": 0, "increment": 2, "both": 1, "datasets": 3}) == (
-        " (increments) — the estimates disagree on 1 of 3 datasets (the coarser δ widened)")
-    assert resolution_text(_model({"iterate": 0, "increment": 1, "both": 0, "datasets": 1}), "l2") == (
-        "to within 0.4 % (increments)")
+def _model(est, res=0.004):
+    return {"model": "linear", "evidence": {"l2": {"resolution": res, "increment_estimate": est}}}
 
 
-def test_resolution_sources_count_the_datasets_model_resolution_reads():
-    def j(word, used):
+def test_the_power_table_counts_the_increments_below_the_certified_gap():
+    assert increment_misses(POWER) == (1, 3)
+    assert increment_misses({"bias_linear": {"baseline": POWER["bias_linear"]["current"]}}) == (1, 3)
+    assert increment_misses({"runs": []}) is None
+    mine = increment_misses()   # the package's table: its count, read from its rows
+    assert mine is not None and 0 < mine[0] < mine[1]
+
+
+def test_the_answer_states_the_bound_then_the_increments_estimate():
+    assert estimate_text(None, POWER) == ""
+    assert estimate_text({"value": None, "disagree": 0, "datasets": 2}, POWER) == (
+        " (iterate; the increments unresolved)")
+    assert estimate_text({"value": 0.0012, "disagree": 0, "datasets": 2}, POWER) == (
+        " (iterate); the increments estimate 0.12 % (a point estimate, not a bound: in the power table it fell "
+        "below the certified gap 1 time in 3)")
+    assert estimate_text({"value": 0.0012, "disagree": 1, "datasets": 3}, POWER).endswith(
+        "in 3); their measured gap exceeds δ on 1 of 3 datasets: the estimates disagree")
+    assert estimate_text({"value": 0.0012, "disagree": 0, "datasets": 1}, {"runs": []}) == (
+        " (iterate); the increments estimate 0.12 % (a point estimate, not a bound)")
+    assert resolution_text(_model({"value": 0.001, "disagree": 0, "datasets": 1}), "l2", POWER) == (
+        "to within 0.4 % (iterate); the increments estimate 0.1 % (a point estimate, not a bound: in the power "
+        "table it fell below the certified gap 1 time in 3)")
+
+
+def test_increment_estimate_reads_the_datasets_model_resolution_reads():
+    def j(word, inc, agree):
         return bias.Judged(word, "", 0.01, -0.5, 100, "margin_gap", resolution=0.01,
-                           estimates={"used": used})
-    per = [j(rules.SUPPORTED, "increment"), j(rules.SUPPORTED, "both"), j(rules.INCONCLUSIVE, "iterate")]
-    assert bias.resolution_sources(per) == {"iterate": 0, "increment": 1, "both": 1, "datasets": 2}
-    none_sup = [j(rules.INCONCLUSIVE, "iterate"), j(rules.SET_ASIDE, "increment")]
-    assert bias.resolution_sources(none_sup) == {"iterate": 1, "increment": 0, "both": 0, "datasets": 1}
-    assert bias.resolution_sources([bias.Judged(rules.SUPPORTED, "", 0.1, 0.0, 1, "residual")]) is None
-
-
-# ------------------------------------------------------------------------------------------ the runs' increments
-
-@pytest.mark.parametrize("model", ["linear", "matrix"])
-def test_runs_return_the_increments_gap_series(model):
-    """run_linear / run_matrix hand judge_degree1 the increments' gaps: at the checkpoints from T/100 on, each the
-    margin gap of θ(t) − θ(t/10) itself (recomputed here from the stored run)."""
-    from ibverify import geometry as geo
-    from ibverify.optim import OptimizerSpec
-    from ibverify.recipes import RunStore
-
-    store = RunStore()
-    pr = bias.generated(model, 0, 1, store=store)[0]
-    spec = bias.resolved_spec(OptimizerSpec.from_params({"optimizer": "nsd-l2"}), model, pr.n)
-    T = 1000
-    if model == "linear":
-        x, gaps, _, _, (xi, inc) = bias.run_linear(pr, spec, T, store=store)
-        r = store.run(bias.recipes.run_recipe(pr.data, None, None, spec, T))
-        Z = store.data(pr.data).Z
-        u = np.asarray(r.ws[-1]) - np.asarray(r.ws[-5])
-        want = {g: 1.0 - bias.linear_margin(Z, u, g) / pr.optima[g][1] for g in pr.optima}
-    else:
-        x, gaps, _, _, (xi, inc) = bias.run_matrix(pr, spec, T, store=store)
-        rec = bias.recipes.run_recipe(pr.data, pr.model, None, spec, T)
-        r, D, model_ = store.run(rec, warn=False), store.data(pr.data), store.model(rec)
-        u = {k: r.thetas[-1][k] - r.thetas[-5][k] for k in r.thetas[-1]}
-        want = {g: 1.0 - geo.get(bias.MATRIX_GEOMETRIES[g]).margin(model_, u, D.X, D.y) / pr.optima[g][1]
-                for g in pr.optima}
-    assert list(xi) == [int(s) for s in x[4:]] and len(xi) == 9
-    for g in pr.optima:
-        assert inc[g][-1] == pytest.approx(want[g], rel=1e-12, abs=1e-15)
-        assert inc[g][-1] != pytest.approx(gaps[g][-1], rel=1e-6)   # another direction than the iterate's
+                           estimates={"used": "iterate", "increment": inc, "agree": agree})
+    per = [j(rules.SUPPORTED, 0.002, True), j(rules.SUPPORTED, 0.003, False), j(rules.INCONCLUSIVE, 0.5, True)]
+    assert bias.increment_estimate(per) == {"value": 0.003, "disagree": 1, "datasets": 2}
+    unres = [j(rules.SUPPORTED, 0.002, True), j(rules.SUPPORTED, None, None)]
+    assert bias.increment_estimate(unres) == {"value": None, "disagree": 0, "datasets": 2}
+    none_sup = [j(rules.INCONCLUSIVE, 0.04, None), j(rules.SET_ASIDE, 0.001, False)]
+    assert bias.increment_estimate(none_sup) == {"value": 0.04, "disagree": 0, "datasets": 1}
+    assert bias.increment_estimate([bias.Judged(rules.SUPPORTED, "", 0.1, 0.0, 1, "residual")]) is None

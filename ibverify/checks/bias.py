@@ -52,7 +52,8 @@ Every geometry on every dataset carries its `resolution` (the largest limit gap,
 net, the run still allows: the measured value, tightened by the measured rate; none, or the measured value widened,
 where the series is not monotone); a support is stated with it ("g to within δ") and never without a finite one.
 On the degree-1 models δ is estimated twice (`stated_resolution`): from the iterate's gap series and from the
-increments θ(t) − θ(t/10) (`increments`), the finer stated where the two agree, the coarser widened where not.
+increments θ(t) − θ(t/10) (`increments`): the iterate's δ is stated (the bound), the increments' beside it (a point
+estimate, not a bound), with whether the two agree.
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).
@@ -703,17 +704,17 @@ def model_resolution(per: list[Judged]) -> float | None:
     return _finite_or_none(max(j.resolution for j in pool))
 
 
-def resolution_sources(per: list[Judged]) -> dict | None:
-    """Which estimate gave the δ of the datasets `model_resolution` reads: {"iterate": k, "increment": k, "both": k
-    (the estimates disagreed: the coarser widened), "datasets": n}; None where no dataset carries two estimates (the
-    two-layer net)."""
+def increment_estimate(per: list[Judged]) -> dict | None:
+    """The increments' estimate beside a geometry's stated δ on a model, over the datasets `model_resolution` reads:
+    {"value": the largest increment δ (None: some dataset's increments unresolved), "disagree": datasets whose
+    increments' measured gap exceeds the iterate's δ, "datasets": n}; None where no dataset carries two estimates
+    (the two-layer net)."""
     pool = [j for j in _pool(per) if j.estimates]
     if not pool:
         return None
-    out = {"iterate": 0, "increment": 0, "both": 0, "datasets": len(pool)}
-    for j in pool:
-        out[j.estimates["used"]] += 1
-    return out
+    vals = [j.estimates.get("increment") for j in pool]
+    return {"value": None if any(v is None for v in vals) else max(vals),
+            "disagree": sum(j.estimates.get("agree") is False for j in pool), "datasets": len(pool)}
 
 
 def _evidence_line(per: list[Judged]) -> str:
@@ -812,7 +813,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         counts = {w: sum(j.word == w for j in per) for w in rules.DECISIONS}
         out["evidence"][g] = {
             "decision": word, "line": _evidence_line(per), "resolution": model_resolution(per),
-            **({"resolution_sources": src} if (src := resolution_sources(per)) else {}),
+            **({"increment_estimate": est} if (est := increment_estimate(per)) else {}),
             "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
             "datasets": [{"dataset": pr.tag, **j.to_json(), **j.curve_json()}
                          for pr, j in zip(problems, per, strict=True)]}
