@@ -198,7 +198,7 @@ def test_the_answer_states_the_bound_then_the_increments_estimate():
         " (iterate); the increments estimate 0.12 % (a point estimate, not a bound: in the power table it fell "
         "below the certified gap 1 time in 3)")
     assert estimate_text({"value": 0.0012, "disagree": 1, "datasets": 3}, POWER).endswith(
-        "in 3); their measured gap exceeds δ on 1 of 3 datasets: the estimates disagree")
+        "in 3); their measured gap exceeds the iterate's δ on 1 of 3 datasets: the estimates disagree")
     assert estimate_text({"value": 0.0012, "disagree": 0, "datasets": 1}, {"runs": []}) == (
         " (iterate); the increments estimate 0.12 % (a point estimate, not a bound)")
     assert resolution_text(_model({"value": 0.001, "disagree": 0, "datasets": 1}), "l2", POWER) == (

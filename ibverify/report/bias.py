@@ -83,8 +83,8 @@ def increment_misses(power: dict | None = None) -> tuple[int, int] | None:
 def estimate_text(est: dict | None, power: dict | None = None) -> str:
     """The increments' estimate beside a degree-1 bound (checks.bias.increment_estimate): " (iterate); the increments
     estimate 0.12 % (a point estimate, not a bound: in the power table it fell below the certified gap 16 times in
-    900)", with "; their measured gap exceeds δ on k of n datasets: the estimates disagree" where it did; " (iterate;
-    the increments unresolved)"; "" without the estimate (the two-layer net)."""
+    900)", with "; their measured gap exceeds the iterate's δ on k of n datasets: the estimates disagree" where it
+    did; " (iterate; the increments unresolved)"; "" without the estimate (the two-layer net)."""
     if not est:
         return ""
     if est["value"] is None:
@@ -95,8 +95,8 @@ def estimate_text(est: dict | None, power: dict | None = None) -> str:
     out = f" (iterate); the increments estimate {100 * est['value']:.2g} % (a point estimate, not a bound{where})"
     if est["disagree"]:
         n = est["datasets"]
-        out += (f"; their measured gap exceeds δ on {est['disagree']} of {n} dataset{'s' if n != 1 else ''}: the "
-                "estimates disagree")
+        out += (f"; their measured gap exceeds the iterate's δ on {est['disagree']} of {n} "
+                f"dataset{'s' if n != 1 else ''}: the estimates disagree")
     return out
 
 
