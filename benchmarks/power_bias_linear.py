@@ -8,10 +8,10 @@ with the true limit's margin gap in that geometry, computed by a convex solver a
 conditions (a certificate, not the solver's status).
 
 Optimizers (user optimizer files in benchmarks/optimizers/, loaded as `--optimizer FILE:FUNCTION` is):
-    precond-gd-kκ     θ ← θ − η P g, P = diag(κ^(j/(d−1) − 1)), κ ∈ KAPPAS, at GD's constant step η = 1/β (as bias
-                      runs gd: runner.bias.conventions); limit: the max margin of ‖P^(−1/2) w‖₂
-    steepest-lpP      normalized ℓp steepest descent, p ∈ PS (table defaults: η_t = 0.1 t^(−1/2)); limit: the ℓp
-                      max margin (Gunasekar et al. 2018)
+    precond-gd-kκ     θ ← θ − η P g, P = diag(κ^(j/(d−1) − 1)), κ ∈ KAPPAS (1.02 … 10), at GD's constant step
+                      η = 1/β (as bias runs gd: runner.bias.conventions); limit: the max margin of ‖P^(−1/2) w‖₂
+    steepest-lpP      normalized ℓp steepest descent, p ∈ PS (1.5 … 20; table defaults: η_t = 0.1 t^(−1/2)); limit:
+                      the ℓp max margin (Gunasekar et al. 2018)
     rotated-signum    Signum in a fixed rotated basis, θ ← θ − η_t Q sign(Qᵀ m); limit: the max margin of ‖Qᵀ w‖∞
     controls          gd (bias's own convention, η = 1/β), nsd-l2 (normalized GD), signum: limits ŵ2, ŵ2, the ℓ∞
                       max margin
@@ -25,6 +25,12 @@ it) at the smoke and fast tiers; `bias` has no full tier. Recorded per (optimize
 decision, the run's measured gap at the deciding horizon, the stated resolution δ (the largest margin gap in that
 geometry the answer allows; before issue 45 an answer stated none, δ = 0) and the true limit's gap. A support is
 false when true gap > δ + TRUTH_TOL (TRUTH_TOL: what the certificates pin a gap to).
+
+Two estimates (issue 51): every row records the stated δ and both estimates behind it (`Judged.estimates`: the
+iterate's and the increments'); `estimate_table` reports per family and tier the finite δ below the certified gap on
+every geometry (stated, and each estimate alone), the median and worst δ of each estimate in the geometry nearest the
+limit, the aim (≤ 1e-4 normalized steepest descents, ≤ 0.5 % GD-speed runs, fast tier), and how many near misses
+whose gap exceeds δ were told apart.
 
 Runs. A user file runs on the float64 reference engine (≈ 30 µs a step: 10⁷ steps ≈ 5 CPU-min), which does not fit
 the budget, so `PowerStore` (a run store, as runner.torchloop.ForeignStore is) makes each run of these files, under
@@ -65,8 +71,8 @@ TRUTH_TOL = 1e-5                # a true gap is known to this (certificates at �
 CERT_RTOL = 1e-6                # every limit's certificate: each condition ≤ this
 FACE_EPS = 1e-10                # the face LPs' margin relaxation (relative): a unique optimum's width is ∝ it
 FACE_TOL = 1e-6                 # an ℓ∞-type optimum is unique when its relaxed optimal face is narrower than this
-KAPPAS = (1.05, 1.2, 2.0, 4.0, 10.0)
-PS = (1.5, 3.0)
+KAPPAS = (1.02, 1.05, 1.2, 1.5, 2.0, 4.0, 10.0)
+PS = (1.5, 1.8, 2.2, 3.0, 5.0, 20.0)
 GEOMS = ("l1", "l2", "linf")
 
 
@@ -373,6 +379,7 @@ def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> d
                                  "tier": tier, "geometry": g, "decision": j.word, "measured_gap": j.value,
                                  "slope": j.slope, "horizon": j.horizon,
                                  "resolution": getattr(j, "resolution", None), "true_gap": gaps[g],
+                                 "estimates": getattr(j, "estimates", None),
                                  "face_width": lim["face_width"], "reason": j.reason[:240]})
                 say(f"{pr.tag} {m['optimizer']} {tier}: {time.process_time() - t1:.1f} CPU s; "
                     + ", ".join(f"{r['geometry']} {r['decision'][:4]} (gap {r['true_gap']:.2g}, δ "
@@ -563,6 +570,12 @@ def render(data: dict) -> list[str]:
     lines.append(f"- supports whose true limit's gap exceeds the stated resolution: **{total}** (need 0; {per})"
                  + ("" if stated else " — no resolution is stated yet (the baseline below): every support states "
                                       "δ = 0"))
+    if estimate_table(cur):
+        per_t = {}
+        for o in estimate_table(cur):
+            per_t[o["tier"]] = per_t.get(o["tier"], 0) + o["below"]["stated"]
+        lines.append(f"- finite δ below the certified gap, every geometry: **{below_count(data)}** (need 0; "
+                     + "; ".join(f"{t}: {k}" for t, k in per_t.items()) + ")")
     for t, v in sc.items():
         lines.append(f"- resolution reached, {t} tier: " + (
             f"median δ {_g(v['resolution_median'])}, worst {_g(v['resolution_worst'])} over {v['stated']} supports"
@@ -571,6 +584,7 @@ def render(data: dict) -> list[str]:
         per_b = "; ".join(f"{t}: {len(v['false'])} of {v['supports']} supports" for t, v in sb.items())
         lines.append(f"- baseline before the resolution (commit {base['commit']}, every support δ = 0): "
                      f"{sum(len(v['false']) for v in sb.values())} false supports ({per_b})")
+    lines += estimate_lines(cur)
     lines += ["", "![stated resolution and true gap against horizon](figures/power-bias-linear.svg)", "",
               "### Per optimizer and tier", "",
               "| optimizer | limit | tier | datasets | supported (datasets) | false supports | largest true gap "
@@ -614,6 +628,142 @@ def render(data: dict) -> list[str]:
         fw = [x["face_width"] for x in ls if x["face_width"] is not None]
         lines.append(f"| {name} | {ls[0]['geometry'].split(',')[0]} | {rng('l1')} | {rng('l2')} | {rng('linf')} | "
                      f"{cert:.1e} | {_g(max(fw)) if fw else '–'} |")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------ two estimates
+
+# issue 51 item 3's families for the two estimates, and the aim for each one's median δ at the fast tier in the
+# geometry nearest its limit: ≤ 1e-4 for the normalized steepest descents, ≤ 0.5 % for the GD-speed runs
+ESTIMATE_FAMILIES = (("precond-gd-k", "precond GD", 5e-3), ("gd", "GD", 5e-3),
+                     ("steepest-lp", "ℓp steepest descent", 1e-4), ("rotated-signum", "rotated Signum", 1e-4),
+                     ("nsd-l2", "normalized GD, Signum", 1e-4), ("signum", "normalized GD, Signum", 1e-4))
+ESTIMATES = ("stated", "iterate", "increment")
+
+
+def estimate_family(optimizer: str) -> tuple[str, float]:
+    """(family, aim) of a member for the two-estimate table."""
+    return next((f, aim) for prefix, f, aim in ESTIMATE_FAMILIES
+                if optimizer == prefix or (prefix.endswith(("-k", "-lp")) and optimizer.startswith(prefix)))
+
+
+def delta_of(r: dict, which: str = "stated") -> float | None:
+    """A row's δ: the stated one, or the iterate's or the increments' estimate alone (None: unresolved, or the row
+    predates the estimates)."""
+    if which == "stated":
+        return r.get("resolution")
+    return (r.get("estimates") or {}).get(which)
+
+
+def below_certified(r: dict, which: str = "stated", truth_tol: float = TRUTH_TOL) -> bool:
+    """A finite δ (in any geometry, any decision) below the limit's certified gap by more than truth_tol."""
+    d = delta_of(r, which)
+    return d is not None and r["true_gap"] > d + truth_tol
+
+
+def nearest_rows(rows: list[dict]) -> list[dict]:
+    """Per (optimizer, dataset, tier) the row of the geometry nearest the true limit (smallest true gap)."""
+    best: dict = {}
+    for r in rows:
+        k = (r["optimizer"], r["dataset"], r["tier"])
+        if k not in best or r["true_gap"] < best[k]["true_gap"]:
+            best[k] = r
+    return list(best.values())
+
+
+def _stats(v: list[float]) -> tuple[float | None, float | None]:
+    return (float(np.median(v)), float(max(v))) if v else (None, None)
+
+
+def estimate_table(section: dict) -> list[dict]:
+    """Per (family, tier): judged rows; supports and false supports; δ below the certified gap on every geometry,
+    for the stated δ and each estimate alone; median and worst δ of each estimate in the geometry nearest the limit
+    (with how many were finite); the aim and the median's ratio to it; near misses whose true gap exceeds the stated
+    δ and how many of them were told apart (not supported). [] for a measurement without the two estimates."""
+    rows = section["rows"]
+    if not any(r.get("estimates") for r in rows):
+        return []
+    tol = section["settings"]["truth_tol"]
+    out: dict = {}
+    for r in rows:
+        fam, aim = estimate_family(r["optimizer"])
+        o = out.setdefault((fam, r["tier"]), {"family": fam, "tier": r["tier"], "aim": aim, "rows": 0, "supports": 0,
+                                              "false": 0, "below": dict.fromkeys(ESTIMATES, 0),
+                                              "finite": dict.fromkeys(ESTIMATES, 0), "near": [],
+                                              "exceeds": 0, "told_apart": 0})
+        o["rows"] += 1
+        o["supports"] += r["decision"] == rules.SUPPORTED
+        o["false"] += false_support(r, tol)
+        for w in ESTIMATES:
+            o["below"][w] += below_certified(r, w, tol)
+            o["finite"][w] += delta_of(r, w) is not None
+    for r in nearest_rows(rows):
+        o = out[(estimate_family(r["optimizer"])[0], r["tier"])]
+        o["near"].append(r)
+        d = delta_of(r)
+        if r["kind"] == "near miss" and d is not None and r["true_gap"] > d + tol:
+            o["exceeds"] += 1
+            o["told_apart"] += r["decision"] != rules.SUPPORTED
+    for o in out.values():
+        near = o.pop("near")
+        o["nearest"] = len(near)
+        for w in ESTIMATES:
+            v = [delta_of(r, w) for r in near if delta_of(r, w) is not None]
+            o[f"{w}_median"], o[f"{w}_worst"] = _stats(v)
+            o[f"{w}_stated"] = len(v)
+        m = o["stated_median"]
+        o["aim_ratio"] = None if m is None else m / o["aim"]
+    return list(out.values())
+
+
+def below_count(data: dict) -> int:
+    """The second done-when count: finite stated δ below the certified gap, every geometry and tier (latest)."""
+    sec = data["bias_linear"]
+    cur = sec.get("current") or sec["baseline"]
+    return sum(o["below"]["stated"] for o in estimate_table(cur))
+
+
+def estimate_lines(section: dict) -> list[str]:
+    """docs/power.md's two-estimate table (issue 51), from the rows' recorded estimates."""
+    tab = estimate_table(section)
+    if not tab:
+        return []
+    lines = ["", "### Two estimates: the iterate's direction and the increments", "",
+             "Each geometry's δ is estimated twice (docs/commands.md, `bias`): from the iterate θ(T)/‖θ(T)‖'s gap",
+             "series and from the increments θ(t) − θ(t/10)'s; the answer states the iterate's (the bound) and",
+             "reports the increments' beside it (a point estimate; an earlier rule stating the finer where they",
+             "agreed gave a false support). Per",
+             "family and tier: **below** counts finite δ under the limit's certified gap (+ the truth's tolerance) on",
+             "every geometry and decision (need 0 for the stated δ; the iterate's and the increments' alone for",
+             "comparison); median / worst δ over the geometry nearest each limit, per estimate (finite of all);",
+             "the aim (issue 51, fast tier) and the stated median's ratio to it; near misses whose certified gap",
+             "exceeds the stated δ, and how many of them the answer told apart (not supported).", "",
+             "| family | tier | rows | supports | false supports | below: stated / iterate / increment | "
+             "δ iterate (median, worst) | δ increment (median, worst) | δ stated (median, worst) | aim | "
+             "near misses beyond δ: told apart |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for o in tab:
+        def mw(w, o=o):
+            return f"{_g(o[f'{w}_median'])}, {_g(o[f'{w}_worst'])} ({o[f'{w}_stated']} of {o['nearest']})"
+        ratio = ("–" if o["aim_ratio"] is None else
+                 f"{_g(o['aim'])}: met" if o["aim_ratio"] <= 1 else f"{_g(o['aim'])}: ×{o['aim_ratio']:.3g} over")
+        below = " / ".join(str(o["below"][w]) for w in ESTIMATES)
+        lines.append(f"| {o['family']} | {o['tier']} | {o['rows']} | {o['supports']} | {o['false']} | {below} | "
+                     f"{mw('iterate')} | {mw('increment')} | {mw('stated')} | {ratio} | "
+                     f"{o['told_apart']} of {o['exceeds']} |")
+    tol = section["settings"]["truth_tol"]
+    below = [r for r in section["rows"] if below_certified(r, "stated", tol)]
+    lines += ["", f"Stated δ below the certified gap ({len(below)}): which estimate gave it (`used`; a measured gap",
+              "is the series' value at T, a gap approaching its limit from below is not bounded by it).", ""]
+    if below:
+        lines += ["| optimizer | dataset | tier | geometry | decision | T | δ stated (used: method) | δ iterate | "
+                  "δ increment | certified gap |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in below:
+            e = r.get("estimates") or {}
+            used = e.get("used", "iterate")
+            how = e.get(f"{used}_method", "") if used != "both" else "widened"
+            lines.append(f"| {r['optimizer']} | {r['dataset']} | {r['tier']} | {_geo(r['geometry'])} | "
+                         f"{r['decision']} | {_caps(r['horizon'])} | {_g(r['resolution'])} ({used}: {how}) | "
+                         f"{_g(e.get('iterate'))} | {_g(e.get('increment'))} | {_g(r['true_gap'])} |")
     return lines
 
 

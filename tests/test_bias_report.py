@@ -15,6 +15,7 @@ import pytest
 from ibverify import IbverifyError
 from ibverify.checks import bias
 from ibverify.cli import main
+from ibverify.report.bias import estimate_text
 from ibverify.optim import OptimizerSpec
 from ibverify.runner.bias import identify_all
 
@@ -72,11 +73,13 @@ def test_page_names_every_geometry_with_its_word(report):
         assert rows == want and set(rows) == {"l1", "l2", "linf"}
         for g, ev in m["evidence"].items():   # the evidence line and tally in the geometry's own row
             row = re.search(rf'<tr class="geometry" data-geometry="{g}".*?</tr>', secs[o["optimizer"]])[0]
-            within = f" to within {100 * ev['resolution']:.2g} %" if ev["decision"] == "supported" else ""
+            within = (f" to within {100 * ev['resolution']:.2g} %{estimate_text(ev.get('increment_estimate'))}"
+                      if ev["decision"] == "supported" else "")
             assert f"{ev['decision']}{within} {ev['line']} {ev['tally']}" in page_text(row)
         heads = [h for h in re.findall(r"<h3[^>]*>(.*?)</h3>", secs[o["optimizer"]]) if h.startswith(m["model"])]
         assert m["supported"] and heads == [f"{m['model']}: " + ", ".join(   # the heading states the resolution too
-            f"{g} (to within {100 * m['evidence'][g]['resolution']:.2g} %)" for g in m["supported"])]
+            f"{g} (to within {100 * m['evidence'][g]['resolution']:.2g} %"
+            f"{estimate_text(m['evidence'][g].get('increment_estimate'))})" for g in m["supported"])]
 
 
 def test_a_figure_per_model_and_dataset(report):

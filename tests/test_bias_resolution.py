@@ -98,10 +98,10 @@ def test_a_series_that_does_not_fall_is_unresolved():
     assert bias.resolution(X, np.full(len(X), 0.02)).method == "unresolved"
 
 
-def test_a_series_rising_before_its_last_decade_falls_back():
-    y = _grid([0.1, 0.3, 0.2, 0.1])     # d1 > 0: no geometric law over the window
+def test_a_series_rising_before_its_last_decade_is_widened_by_the_rise():
+    y = _grid([0.1, 0.3, 0.2, 0.1])     # rose 0.2 before its last decade: no geometric law, band widened by the rise
     r = bias.resolution(X, y)
-    assert (r.method, r.value) == ("measured", pytest.approx(0.1))
+    assert (r.method, r.value) == ("widened", pytest.approx(0.3))
 
 
 def test_less_than_three_decades_falls_back_to_the_measured_gap():
@@ -111,11 +111,15 @@ def test_less_than_three_decades_falls_back_to_the_measured_gap():
     assert (r.method, r.value) == ("measured", pytest.approx(y[-1]))
 
 
-def test_never_negative_and_reached_floor():
+def test_never_below_the_floor_and_reached_floor():
+    """A rounding floor floors δ: an extrapolation below it, a gap at it or below 0, all state the floor, never 0."""
     y = _grid([1.0, 0.3, 0.09, 0.001])  # rates 0.3, 0.3: extrapolates to 0.001 − 0.089·0.3/0.7 < 0
-    assert bias.resolution(X, y).value == 0.0
+    assert (bias.resolution(X, y).method, bias.resolution(X, y).value) == ("extrapolated", rules.FLOOR)
     z = _grid([1.0, 0.3, 0.09, 0.0])
-    assert bias.resolution(X, z).value == 0.0
+    assert (bias.resolution(X, z).method, bias.resolution(X, z).value) == ("floor", rules.FLOOR)
+    neg = _grid([1.0, 0.3, 0.09, -3e-13])
+    assert bias.resolution(X, neg).value == rules.FLOOR
+    assert bias.resolution(X, neg, floor=1e-7).value == 1e-7
 
 
 def test_non_finite_last_value_is_unresolved():
@@ -171,7 +175,7 @@ def test_every_support_carries_its_resolution():
 def test_no_support_without_a_finite_resolution(monkeypatch):
     scale = 5.0 * np.log(X)
     fast = 0.004 + 0.3 * X ** -0.5
-    monkeypatch.setattr(bias, "resolution", lambda x, y: bias.Resolution(math.inf, "unresolved"))
+    monkeypatch.setattr(bias, "resolution", lambda x, y, *a, **k: bias.Resolution(math.inf, "unresolved"))
     out = bias.judge_degree1(X, {"a": fast}, {"a": scale}, {}, True, int(X[-1]))
     assert out["a"].word == rules.INCONCLUSIVE
     assert "no resolution" in out["a"].reason

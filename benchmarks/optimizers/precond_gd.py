@@ -13,7 +13,8 @@ import numpy as np
 from ibverify.optim import transforms as T
 from ibverify.optim.userfile import UserOptimizer
 
-KAPPAS = {"kappa1_05": 1.05, "kappa1_2": 1.2, "kappa2": 2.0, "kappa4": 4.0, "kappa10": 10.0}
+KAPPAS = {"kappa1_02": 1.02, "kappa1_05": 1.05, "kappa1_2": 1.2, "kappa1_5": 1.5, "kappa2": 2.0, "kappa4": 4.0,
+          "kappa10": 10.0}
 
 
 def diagonal(d: int, kappa: float) -> np.ndarray:
@@ -38,4 +39,4 @@ def _make(name: str, kappa: float):
     return make
 
 
-kappa1_05, kappa1_2, kappa2, kappa4, kappa10 = (_make(n, k) for n, k in KAPPAS.items())
+kappa1_02, kappa1_05, kappa1_2, kappa1_5, kappa2, kappa4, kappa10 = (_make(n, k) for n, k in KAPPAS.items())

@@ -49,8 +49,11 @@ there, not extended, and the model answered "bounded-norm" after that dataset, w
 (every geometry: "none of these"), undecided (the closest geometry, its δ and the horizon to extend to) or
 bounded-norm.
 Every geometry on every dataset carries its `resolution` (the largest limit gap, or limit residual on the two-layer
-net, the run still allows: the measured value, tightened by the measured rate); a support is stated with it ("g to
-within δ") and never without a finite one.
+net, the run still allows: the measured value, tightened by the measured rate; none, or the measured value widened,
+where the series is not monotone); a support is stated with it ("g to within δ") and never without a finite one.
+On the degree-1 models δ is estimated twice (`stated_resolution`): from the iterate's gap series and from the
+increments θ(t) − θ(t/10) (`increments`): the iterate's δ is stated (the bound), the increments' beside it (a point
+estimate, not a bound), with whether the two agree.
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).
@@ -238,10 +241,12 @@ class Judged:
     resolution: float = math.nan  # the largest limit value the run still allows (`resolution`; inf: unresolved)
     bounded: dict | None = None   # `bounded_norm`'s reading where ‖θ‖ stopped growing (the dataset not judged)
     units: tuple | None = None    # two-layer net: (units alive on the data at the horizon, width)
+    estimates: dict | None = None  # degree 1: the two estimates behind `resolution` (Stated.to_json)
 
     def to_json(self) -> dict:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
                 "horizon": self.horizon, "resolution": _finite_or_none(self.resolution),
+                **({"resolution_estimates": self.estimates} if self.estimates else {}),
                 **({"bounded_norm": self.bounded} if self.bounded else {}),
                 **({"units_alive": self.units[0], "width": self.units[1]} if self.units else {})}
 
@@ -271,9 +276,9 @@ def _at(lx: np.ndarray, y: np.ndarray, t: float) -> float | None:
 
 @dataclass(frozen=True)
 class Resolution:
-    """`resolution`'s answer: `value`, the largest limit the run still allows (0 ≤ value ≤ the measured value when
-    the run falls; inf: none can be given), how it was found (`method`: "extrapolated", "measured" or
-    "unresolved") and `estimates`, the extrapolated limit at each end point read."""
+    """`resolution`'s answer: `value`, the largest limit the run still allows (floor ≤ value ≤ the measured value when
+    the run falls monotonically; inf: none can be given), how it was found (`method`: "extrapolated", "measured",
+    "widened", "floor" or "unresolved") and `estimates`, the values read at each end point."""
     value: float
     method: str
     estimates: tuple = ()
@@ -291,24 +296,38 @@ class Resolution:
 RATE_SAFETY = 0.5
 
 
-def resolution(x, y) -> Resolution:
+def largest_rise(y) -> float:
+    """The largest upward excursion of a series, max over i < j of y_j − y_i (0 for a series that never rises)."""
+    y = np.asarray(y, float)
+    if len(y) < 2:
+        return 0.0
+    return max(0.0, float(np.max(y[1:] - np.minimum.accumulate(y)[:-1])))
+
+
+def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR) -> Resolution:
     """The largest limit value lim y(t) that the series y (a margin gap 1 − γ_g(θ_t)/γ_g*, or any quantity falling to
     its limit) still allows at its horizon T: the run's limit could have a gap up to `value` in that geometry and
     have given these checkpoints, at the rate measured on them. The plain function H1b's power table and `ibverify
-    bias` both call (checks.bias.judge_degree1, judge_network).
+    bias` both call (checks.bias.judge_degree1, judge_network). `step`: the spacing, in decades, of the four points
+    read (1: T/1000 … T, the iterate's three decades; 1/2 for the increments' two, `increment_gaps`). `floor`: the
+    rounding floor of y (a gap at or below it is not told from 0).
 
-    Fallback, y(T) ("measured"): a series falling over its last decade approaches its limit from above, so the limit
-    is ≤ y(T) (and ≥ 0: a margin gap to a certified optimum is never negative).
-    Fit ("extrapolated"): with a, b, c, e the values at T/1000, T/100, T/10, T (log-linear between checkpoints),
-    the decrements d1 = b − a, d2 = c − b, d3 = e − c and their per-decade rates ρ2 = d2/d1, ρ3 = d3/d2 (a power law
-    y∞ + C t^s gives ρ = 10^s every decade; GD's 1/log t a rate rising to 1). Falling every decade at rates
-    0 < ρ2 ≤ ρ3 < 1 (an approach that does not speed up in log t), the limit is at most the geometric extrapolation
-    at a rate below the faster measured one, e + d3·ρ/(1 − ρ) with ρ = RATE_SAFETY·ρ2 (above the limit of a power
-    law and of any approach slowing down, and of one whose rate drifts down by less than that factor), kept within
-    [0, y(T)]. A rate that speeds up (ρ3 < ρ2, a
-    transient still bending down, as normalized steepest descent's early phase) or less than three decades of
-    checkpoints: the fallback.
-    Not falling over its last decade (or over what there is): inf ("unresolved"): no limit is bounded, and
+    Floor ("floor"): y(T) ≤ floor (reached, or negative by rounding): δ = floor, never 0.
+    Not monotone over the window [T/10^(3·step), T] (a rise > floor anywhere in it): no extrapolation. Above its own
+    minimum over the last step [T/10^step, T] (dipped and risen, or rising): inf ("unresolved"), the limit may lie
+    above every value measured; else (a rise before the last step, which then fell to y(T)): the measured band widened
+    by the largest rise, y(T) + rise ("widened"), the series having shown it can turn by that much.
+    Fallback, y(T) ("measured"): a series falling monotonically approaches its limit from above, so the limit is
+    ≤ y(T) (and ≥ 0: a margin gap to a certified optimum is never negative).
+    Fit ("extrapolated"): with a, b, c, e the values at T/10^(3·step), T/10^(2·step), T/10^step, T (log-linear
+    between checkpoints), the decrements d1 = b − a, d2 = c − b, d3 = e − c and their per-step rates ρ2 = d2/d1,
+    ρ3 = d3/d2 (a power law y∞ + C t^s gives ρ = 10^(s·step) every step; GD's 1/log t a rate rising to 1). Falling
+    every step at rates 0 < ρ2 ≤ ρ3 < 1 (an approach that does not speed up in log t), the limit is at most the
+    geometric extrapolation at a rate below the faster measured one, e + d3·ρ/(1 − ρ) with ρ = RATE_SAFETY·ρ2 (above
+    the limit of a power law and of any approach slowing down, and of one whose rate drifts down by less than that
+    factor), kept within [floor, y(T)]. A rate that speeds up (ρ3 < ρ2, a transient still bending down, as normalized
+    steepest descent's early phase) or less than 3·step decades of checkpoints: the fallback.
+    Not falling over its last step (or over what there is): inf ("unresolved"): no limit is bounded, and
     `ibverify bias` states no support without a finite value (printed "(to within δ)" for a supported geometry)."""
     xa, ya = np.asarray(x, float), np.asarray(y, float)
     if len(ya) < 2 or not math.isfinite(float(ya[-1])):
@@ -316,9 +335,17 @@ def resolution(x, y) -> Resolution:
     ok = (xa > 0) & np.isfinite(ya)
     xa, ya = xa[ok], ya[ok]
     lx, T, last = np.log(xa), float(xa[-1]), float(ya[-1])
-    if last <= rules.FLOOR:   # reached (rules.judge_gap's floor): the measured value
-        return Resolution(max(0.0, last), "measured")
-    vals = [_at(lx, ya, T / 10 ** k) for k in (3, 2, 1)] + [last]
+    if last <= floor:   # reached, or below 0 by rounding: the floor, never 0
+        return Resolution(floor, "floor")
+    span = math.log(10) * step
+    window = ya[lx >= lx[-1] - 3 * span - 1e-9]
+    rise = largest_rise(window)
+    if rise > floor:   # not monotone over the decades used: no extrapolation
+        tail = ya[lx >= lx[-1] - span - 1e-9]
+        if last - float(np.min(tail)) > floor:
+            return Resolution(math.inf, "unresolved", (float(np.min(tail)), last))
+        return Resolution(last + rise, "widened", (last, rise))
+    vals = [_at(lx, ya, T / 10 ** (k * step)) for k in (3, 2, 1)] + [last]
     prev = vals[2] if vals[2] is not None else (float(ya[0]) if len(ya) > 1 else None)
     if prev is None or not last < prev:
         return Resolution(math.inf, "unresolved", tuple(v for v in vals if v is not None))
@@ -331,8 +358,87 @@ def resolution(x, y) -> Resolution:
         if 0 < r2 <= r3 < 1:
             r = RATE_SAFETY * r2   # future decades assumed to fall no faster than this (placed by the power table)
             est = e + d3 * r / (1 - r)
-            return Resolution(min(last, max(0.0, est)), "extrapolated", tuple(vals))
+            return Resolution(min(last, max(floor, est)), "extrapolated", tuple(vals))
     return Resolution(last, "measured", tuple(vals))
+
+
+# ------------------------------------------------------------------------------------------------ two estimates
+
+INCREMENT_LAG = recipes.CHECKPOINTS // 3   # checkpoints one decade apart (4 a decade over the three decades)
+INCREMENT_STEP = 0.5   # the increments span two decades (T/100 … T): `resolution` reads them at half-decade steps
+GAP_FLOOR = 1e-7       # a degree-1 margin gap at or below the oracles' certificate tolerance (oracles.base.CERT_RTOL)
+#                        is rounding: δ is floored there, never 0
+
+
+def _minus(a, b):
+    if isinstance(a, dict):
+        return {k: np.asarray(a[k], float) - np.asarray(b[k], float) for k in a}
+    return np.asarray(a, float) - np.asarray(b, float)
+
+
+def increments(x, thetas, lag: int = INCREMENT_LAG) -> tuple[list[int], list]:
+    """(steps t, θ(t) − θ(t/10)) at every checkpoint t whose checkpoint `lag` places before is a decade earlier
+    (ratio within 10^(±0.1)): the second estimate of the limit direction. For fixed-step GD, θ(t) = ŵ·log t + ρ + o(1):
+    the iterate's direction approaches ŵ like 1/log t, the increment cancels ρ."""
+    x = [int(s) for s in x]
+    out_x, out = [], []
+    for i in range(lag, len(x)):
+        if x[i - lag] > 0 and abs(math.log10(x[i] / x[i - lag]) - 1.0) <= 0.1:
+            out_x.append(x[i])
+            out.append(_minus(thetas[i], thetas[i - lag]))
+    return out_x, out
+
+
+@dataclass(frozen=True)
+class Stated:
+    """The δ an answer states (`stated_resolution`): `value`, always the iterate's δ (`used`: "iterate"), the bound;
+    beside it the increments' estimate, a finer point estimate that is not a bound, and whether the two agree (`agree`:
+    the increments' measured gap within the iterate's δ; None: not compared, either unresolved or absent); each
+    estimate's Resolution and measured gap at T."""
+    value: float
+    used: str
+    agree: bool | None
+    iterate: Resolution
+    iterate_gap: float
+    increment: Resolution | None = None
+    increment_gap: float = math.nan
+
+    def estimate_text(self) -> str:
+        """The increments' estimate as the answer says it beside the bound ("" where there is none)."""
+        if self.increment is None or not math.isfinite(self.increment.value):
+            return ""
+        inc = self.increment.value
+        if self.agree is False:
+            return (f"the increments estimate {inc:.3g} but their measured gap {self.increment_gap:.3g} lies beyond "
+                    f"the bound: the estimates disagree")
+        return f"the increments estimate {inc:.3g} (a point estimate, not a bound)"
+
+    def describe(self) -> str:
+        extra = self.estimate_text()
+        if not math.isfinite(self.value):
+            return "unresolved" + (f"; {extra}, unconfirmed" if extra else "")
+        return self.iterate.describe() + (f"; {extra}" if extra else "")
+
+    def to_json(self) -> dict:
+        return {"used": self.used, "agree": self.agree,
+                "iterate": _finite_or_none(self.iterate.value), "iterate_method": self.iterate.method,
+                "iterate_gap": _finite_or_none(self.iterate_gap),
+                "increment": None if self.increment is None else _finite_or_none(self.increment.value),
+                "increment_method": None if self.increment is None else self.increment.method,
+                "increment_gap": _finite_or_none(self.increment_gap)}
+
+
+def stated_resolution(it: Resolution, it_gap: float, inc: Resolution | None = None,
+                      inc_gap: float = math.nan) -> Stated:
+    """The δ an answer states from the iterate's estimate (`it`, its measured gap `it_gap` at T), with the increments'
+    (`inc`, `inc_gap`) beside it. The stated δ is the iterate's, always: the increments' δ is a point estimate, not a
+    bound (in the power table, stating the finer of the two where they agreed gave a false support and 28 δ below the
+    certified gap, the iterate's alone 0 and 16; docs/power.md). `agree`: both finite, the increments' measured gap
+    within the iterate's δ (inc_gap ≤ δ_it), reported beside the bound; None where either is unresolved or absent."""
+    agree = None
+    if (inc is not None and math.isfinite(inc.value) and math.isfinite(inc_gap) and math.isfinite(it.value)):
+        agree = inc_gap <= it.value
+    return Stated(it.value, "iterate", agree, it, it_gap, inc, inc_gap)
 
 
 def growth(x, scale) -> tuple[bool, str]:
@@ -398,10 +504,12 @@ def _bounded(geoms, b: dict, horizon: int, quantity: str, curves: dict | None = 
 
 
 def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horizon: int,
-                  min_margin: float | None = None) -> dict[str, Judged]:
+                  min_margin: float | None = None, increments: tuple | None = None) -> dict[str, Judged]:
     """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one. Every
-    geometry carries its `resolution`; the 1/‖θ‖ route is read only where ‖θ‖_g grows like a log (`growth`), and no
-    support stands without a finite resolution. `min_margin` (the smallest z_i·θ at the horizon; None: read off the
+    geometry carries its resolution δ, `stated_resolution` of the iterate's gap series and, where `increments`
+    ((steps, {g: gaps of θ(t) − θ(t/10)}), `increment_gaps`) is given, the increments'; both floored at GAP_FLOOR.
+    The 1/‖θ‖ route is read only where ‖θ‖_g grows like a log (`growth`), and no support stands without a finite
+    resolution. `min_margin` (the smallest z_i·θ at the horizon; None: read off the
     gaps, ≥ 1 exactly when it is ≤ 0): a run that does not separate the data is judged in no geometry (inconclusive,
     to be extended, or set aside at the largest horizon)."""
     x = np.asarray(x, float)
@@ -423,7 +531,13 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
     own: dict[str, Judged] = {}
     for g, gap in gaps.items():
         gap = np.asarray(gap, float)
-        res = resolution(x, gap)
+        res = resolution(x, gap, floor=GAP_FLOOR)
+        if increments is not None and g in increments[1] and len(increments[0]) >= 2:
+            ig = np.asarray(increments[1][g], float)
+            res = stated_resolution(res, float(gap[-1]), resolution(increments[0], ig, INCREMENT_STEP, GAP_FLOOR),
+                                    float(ig[-1]))
+        else:
+            res = stated_resolution(res, float(gap[-1]))
         d = rules.judge_gap(x, gap, BOUND, decades=decades, min_drop=MIN_DROP, final=final)
         reason = d.reason
         if d.word != rules.SUPPORTED:
@@ -443,7 +557,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             reason += f"; limit's gap {res.describe()}"
         fit = d.fit or rules.window_fit(x, gap, BOUND, decades)
         own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap", (x.tolist(), gap.tolist()),
-                        res.value)
+                        res.value, estimates=res.to_json())
     out = dict(own)
     for g in own:
         if own[g].word == rules.CONTRADICTED:
@@ -453,7 +567,8 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             if h != g and jh.word == rules.SUPPORTED and off > BOUND:
                 out[g] = Judged(rules.CONTRADICTED, f"the run goes to the certified {h} optimum ({jh.reason}), whose "
                                 f"{g} margin gap is {off:.3g} > {BOUND:g}; own gap {own[g].reason}",
-                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve, own[g].resolution)
+                                own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve, own[g].resolution,
+                                estimates=own[g].estimates)
                 break
     return out
 
@@ -464,7 +579,9 @@ def run_linear(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     r = store.run(recipes.run_recipe(pr.data, None, None, spec, T), progress=progress)
     gaps = {g: [1.0 - linear_margin(Z, w, g) / pr.optima[g][1] for w in r.ws] for g in pr.optima}
     scales = {g: [maxmargin.norm_of(w, LINEAR_NORMS[g]) for w in r.ws] for g in pr.optima}
-    return r.checkpoints, gaps, scales, float(np.min(Z @ np.asarray(r.ws[-1], float)))
+    xi, du = increments(r.checkpoints, r.ws)
+    inc = (xi, {g: [1.0 - linear_margin(Z, u, g) / pr.optima[g][1] for u in du] for g in pr.optima})
+    return r.checkpoints, gaps, scales, float(np.min(Z @ np.asarray(r.ws[-1], float))), inc
 
 
 def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: RunStore | None = None,
@@ -476,7 +593,9 @@ def run_matrix(pr: Problem, spec: OptimizerSpec, T: int, progress=None, store: R
     G = {g: geo.get(MATRIX_GEOMETRIES[g]) for g in pr.optima}
     gaps = {g: [1.0 - G[g].margin(model, th, D.X, D.y) / pr.optima[g][1] for th in r.thetas] for g in G}
     scales = {g: [G[g].norm(th) for th in r.thetas] for g in G}
-    return r.checkpoints, gaps, scales, float(np.min(D.y * model.outputs(r.thetas[-1], D.X)))
+    xi, du = increments(r.checkpoints, r.thetas)
+    inc = (xi, {g: [1.0 - G[g].margin(model, u, D.X, D.y) / pr.optima[g][1] for u in du] for g in G})
+    return r.checkpoints, gaps, scales, float(np.min(D.y * model.outputs(r.thetas[-1], D.X))), inc
 
 
 def judge_network(pr: Problem, spec: OptimizerSpec, T: int, final: bool, progress=None,
@@ -552,9 +671,9 @@ def judge_dataset(model: str, pr: Problem, spec: OptimizerSpec, tier: str,
         if model == "two-layer":
             out = judge_network(pr, spec, T, final, progress, batch, store)
         else:
-            x, gaps, scales, qmin = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
-                                     run_linear(pr, spec, T, progress, store))
-            out = judge_degree1(x, gaps, scales, pr.offsets, final, T, qmin)
+            x, gaps, scales, qmin, inc = (run_matrix(pr, spec, T, progress, store, batch) if model == "matrix" else
+                                          run_linear(pr, spec, T, progress, store))
+            out = judge_degree1(x, gaps, scales, pr.offsets, final, T, qmin, inc)
         seen["out"] = out
         undecided = any(j.word == rules.INCONCLUSIVE for j in out.values())
         return Example(True, {}, decision=rules.INCONCLUSIVE if undecided else rules.SUPPORTED)
@@ -572,14 +691,31 @@ def tally_geometry(words: list[str]) -> str:
     return rules.SUPPORTED if holds is True else rules.CONTRADICTED if holds is False else rules.INCONCLUSIVE
 
 
+def _pool(per: list[Judged]) -> list[Judged]:
+    judged = [j for j in per if j.word != rules.SET_ASIDE]
+    return [j for j in judged if j.word == rules.SUPPORTED] or judged
+
+
 def model_resolution(per: list[Judged]) -> float | None:
     """A geometry's resolution on a model: the largest of its supported datasets' (of its judged datasets' when none
     is supported); None (JSON null) when that is not finite (some dataset unresolved) or none was judged."""
-    judged = [j for j in per if j.word != rules.SET_ASIDE]
-    pool = [j for j in judged if j.word == rules.SUPPORTED] or judged
+    pool = _pool(per)
     if not pool:
         return None
     return _finite_or_none(max(j.resolution for j in pool))
+
+
+def increment_estimate(per: list[Judged]) -> dict | None:
+    """The increments' estimate beside a geometry's stated δ on a model, over the datasets `model_resolution` reads:
+    {"value": the largest increment δ (None: some dataset's increments unresolved), "disagree": datasets whose
+    increments' measured gap exceeds the iterate's δ, "datasets": n}; None where no dataset carries two estimates
+    (the two-layer net)."""
+    pool = [j for j in _pool(per) if j.estimates]
+    if not pool:
+        return None
+    vals = [j.estimates.get("increment") for j in pool]
+    return {"value": None if any(v is None for v in vals) else max(vals),
+            "disagree": sum(j.estimates.get("agree") is False for j in pool), "datasets": len(pool)}
 
 
 def _evidence_line(per: list[Judged]) -> str:
@@ -678,6 +814,7 @@ def answer_model(model: str, problems, spec: OptimizerSpec, tier: str, k: int | 
         counts = {w: sum(j.word == w for j in per) for w in rules.DECISIONS}
         out["evidence"][g] = {
             "decision": word, "line": _evidence_line(per), "resolution": model_resolution(per),
+            **({"increment_estimate": est} if (est := increment_estimate(per)) else {}),
             "tally": ", ".join(f"{v} {w}" for w, v in counts.items() if v),
             "datasets": [{"dataset": pr.tag, **j.to_json(), **j.curve_json()}
                          for pr, j in zip(problems, per, strict=True)]}
