@@ -14,7 +14,8 @@ Moments are held as e^{s} m̂ (one scale s per group and moment, v with scale 2S
 s ← max(s, S), m̂ ← β e^{s_old − s} m̂ + (1−β) e^{S − s} ĝ, renormalised to max|m̂| = 1 on the first step
 and every 64 steps, the same arithmetic as ibverify.optim.logframe._mix. polar(M) = UVᵀ of the compact SVD
 (singular values ≤ 1e−12 σ_max dropped), computed by one-sided Jacobi (engine.polar; the numpy reference uses
-LAPACK's SVD); for a block with one row or one column it is M/‖M‖.
+LAPACK's SVD), each block's sweeps started from its rotation of the previous step (kept in the run state, `keep`);
+for a block with one row or one column it is M/‖M‖.
 Counters (diag): all-weights-flushed steps, zero momentum, Adam v underflow, zero direction.
 """
 
@@ -26,7 +27,7 @@ import numba as nb
 import numpy as np
 
 from .kernels import LOGISTIC, _log_weight, jit_variant  # the one compiled log-weight
-from .polar import polar_block
+from .polar import polar_block_kept
 
 CHAIN, TWO_LAYER, DEEP = 0, 1, 2
 M_NONE, M_EMA, M_ADAM = 0, 1, 2
@@ -386,10 +387,11 @@ def _step(kind, x, eta, blocks, lo, hi, th, dvec, diag):
 
 
 @nb.njit(**_JIT)
-def _polar_step(x, eta, blocks, lo, hi, th, dvec):
-    """θ ← θ − η polar(x) on [lo, hi), block by block: the exact polar factor (Jacobi, engine.polar), or M/‖M‖ for a
-    block with one row or one column. (One kernel with the block loop: a separate per-block wrapper cost a cold
-    first run about a second of compiling.)"""
+def _polar_step(x, eta, blocks, lo, hi, th, dvec, keep, keep_at):
+    """θ ← θ − η polar(x) on [lo, hi), block by block: the exact polar factor (Jacobi, engine.polar, each block's
+    sweeps started from its rotation of the previous step, kept in keep at keep_at[b]), or M/‖M‖ for a block with
+    one row or one column. (One kernel with the block loop: a separate per-block wrapper cost a cold first run
+    about a second of compiling.)"""
     for b in range(blocks.shape[0]):
         o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
         if not lo <= o < hi:
@@ -402,7 +404,7 @@ def _polar_step(x, eta, blocks, lo, hi, th, dvec):
             for k in range(o, o + rows * cols):
                 dvec[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
         else:
-            polar_block(x, o, rows, cols, dvec, POLAR_RTOL)
+            polar_block_kept(x, o, rows, cols, dvec, POLAR_RTOL, keep, keep_at[b])
     for k in range(lo, hi):
         th[k] = th[k] - eta * dvec[k]
 
@@ -439,9 +441,9 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
     cold first run compiles only what it needs). Cached per variant (numba keys a closure's cache entries by its
     constants; each variant under a name of its own: kernels.jit_variant)."""
 
-    def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
-        """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place; group g owns the
-        contiguous slice granges[g] of θ.
+    def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, keep, keep_at, t0, nsteps, diag):
+        """Advance θ (and moments M, V, frames sc, the polar blocks' kept rotations keep) by nsteps steps
+        t0+1 … t0+nsteps in place; group g owns the contiguous slice granges[g] of θ.
 
         Returns the number of steps taken: fewer than nsteps when θ became non-finite (divergence)."""
         n = X.shape[0]
@@ -510,7 +512,7 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
                         diag[DIAG_MOMENTUM_ZERO] += 1
                     x = M
                 if polar and kind == D_POLAR:
-                    _polar_step(x, eta, blocks, lo, hi, th, dvec)
+                    _polar_step(x, eta, blocks, lo, hi, th, dvec, keep, keep_at)
                 elif ns5 and kind == D_NS5:
                     _ns5_step(x, eta, blocks, lo, hi, th, dvec)
                 elif vec:
@@ -540,9 +542,25 @@ def advance_kernel(model: int, gcfg):
     return _ADVANCE[(int(model), D_POLAR in kinds, D_NS5 in kinds, vec, adam)]
 
 
-def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
-    """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place, with
-    advance_kernel(model, gcfg); group g owns the contiguous slice granges[g] of θ.
+def keep_layout(blocks, gcfg) -> tuple[np.ndarray, int]:
+    """Where each polar block keeps its rotation between steps (polar_block_kept): per block the offset of its
+    1 + n² slots (n = min(rows, cols)) in the run's keep array, −1 for a block that keeps none (not in a polar
+    group, or one row or column); and the array's size."""
+    at = np.full(blocks.shape[0], -1, np.int64)
+    size = 0
+    for b in range(blocks.shape[0]):
+        rows, cols, grp = int(blocks[b, 1]), int(blocks[b, 2]), int(blocks[b, 3])
+        if int(gcfg[grp, G_DIR]) == D_POLAR and rows > 1 and cols > 1:
+            at[b] = size
+            size += 1 + min(rows, cols) ** 2
+    return at, size
+
+
+def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, keep, keep_at, t0, nsteps, diag):
+    """Advance θ (and moments M, V, frames sc, the polar blocks' kept rotations keep, laid out by keep_layout) by
+    nsteps steps t0+1 … t0+nsteps in place, with advance_kernel(model, gcfg); group g owns the contiguous slice
+    granges[g] of θ.
 
     Returns the number of steps taken: fewer than nsteps when θ became non-finite (divergence)."""
-    return advance_kernel(model, gcfg)(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag)
+    return advance_kernel(model, gcfg)(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, keep, keep_at,
+                                       t0, nsteps, diag)
