@@ -14,7 +14,8 @@ Moments are held as e^{s} m̂ (one scale s per group and moment, v with scale 2S
 s ← max(s, S), m̂ ← β e^{s_old − s} m̂ + (1−β) e^{S − s} ĝ, renormalised to max|m̂| = 1 on the first step
 and every 64 steps, the same arithmetic as ibverify.optim.logframe._mix. polar(M) = UVᵀ of the compact SVD
 (singular values ≤ 1e−12 σ_max dropped), computed by one-sided Jacobi (engine.polar; the numpy reference uses
-LAPACK's SVD); for a block with one row or one column it is M/‖M‖.
+LAPACK's SVD), each block's sweeps started from its rotation of the previous step (kept in the run state, `keep`);
+for a block with one row or one column it is M/‖M‖.
 Counters (diag): all-weights-flushed steps, zero momentum, Adam v underflow, zero direction.
 """
 
@@ -26,7 +27,7 @@ import numba as nb
 import numpy as np
 
 from .kernels import LOGISTIC, _log_weight, jit_variant  # the one compiled log-weight
-from .polar import polar_block
+from .polar import polar_block_kept
 
 CHAIN, TWO_LAYER, DEEP = 0, 1, 2
 M_NONE, M_EMA, M_ADAM = 0, 1, 2
@@ -97,7 +98,8 @@ def _two_layer_grad(X, y, th, m, qpow, loss, H, D, WT, GT, qv, lw, c, g):
     """ĝ of the two-layer net into g; returns (S, flushed samples).
 
     H ← σ(XWᵀ), D ← σ'(XWᵀ), then D ← (D ∘ c) ∘ a (n×m); WT, GT (d×m) hold Wᵀ and ĝ_Wᵀ so that every inner
-    loop runs over the width, contiguously (faster than two BLAS calls at these sizes)."""
+    loop runs over the width, contiguously: faster than two BLAS calls below n·d·m = BLAS_MIN_WORK (1.1× at
+    n·d·m = 54), slower above (1.2× at 2880, 2.4× at n = 400, d = m = 64; _two_layer_grad_blas)."""
     n, d = X.shape
     na = m * d
     for j in range(m):
@@ -156,6 +158,77 @@ def _two_layer_grad(X, y, th, m, qpow, loss, H, D, WT, GT, qv, lw, c, g):
     for j in range(m):
         for k in range(d):
             g[j * d + k] = GT[k, j]
+    return S, zeros
+
+
+BLAS_MIN_WORK = 1024       # n·d·m from which the two-layer gradient's products are BLAS calls (_two_layer_grad_blas)
+BLAS_ONE_THREAD = 262144   # OpenBLAS runs a product of m·n·k ≤ 65536·4 multiply-adds on the calling thread alone
+
+
+@nb.njit(**_JIT)
+def _two_layer_grad_blas(X, y, th, m, qpow, loss, H, D, W, GW, G1, qv, lw, c, g):
+    """_two_layer_grad with the two products as BLAS calls, H ← X Wᵀ and ĝ_W ← ((D ∘ c) ∘ a)ᵀ X (W, GW, G1: m×d),
+    each over blocks of samples small enough for BLAS to run them on this thread (BLAS_ONE_THREAD: on a loaded
+    machine a threaded product costs tens of times its CPU time in spinning threads)."""
+    n, d = X.shape
+    na = m * d
+    for j in range(m):
+        for k in range(d):
+            W[j, k] = th[j * d + k]
+    a = th[na:na + m]
+    nb_ = max(1, BLAS_ONE_THREAD // max(1, d * m))
+    for i0 in range(0, n, nb_):
+        i1 = min(n, i0 + nb_)
+        np.dot(X[i0:i1], W.T, H[i0:i1])
+    for i in range(n):
+        h = H[i]
+        ds = D[i]
+        if qpow == 2.0:
+            for j in range(m):
+                r = max(h[j], 0.0)
+                h[j] = r * r
+                ds[j] = 2.0 * r
+        elif qpow == 1.0:
+            for j in range(m):
+                r = h[j]
+                ds[j] = 1.0 if r > 0.0 else 0.0
+                h[j] = max(r, 0.0)
+        else:
+            for j in range(m):
+                r = h[j]
+                if r > 0.0:
+                    u = _pow_q1(r, qpow - 1.0)
+                    h[j] = r * u
+                    ds[j] = qpow * u
+                else:
+                    h[j] = 0.0
+                    ds[j] = 0.0
+        out = 0.0
+        for j in range(m):
+            out += h[j] * a[j]
+        qv[i] = y[i] * out
+    S, zeros = _weights(qv, y, loss, lw, c)
+    ga = g[na:na + m]
+    ga[:] = 0.0
+    for i in range(n):
+        ci = c[i]
+        h = H[i]
+        ds = D[i]
+        for j in range(m):
+            ga[j] += h[j] * ci
+            ds[j] = (ds[j] * ci) * a[j]
+    for i0 in range(0, n, nb_):
+        i1 = min(n, i0 + nb_)
+        if i0 == 0:
+            np.dot(D[i0:i1].T, X[i0:i1], GW)
+        else:
+            np.dot(D[i0:i1].T, X[i0:i1], G1)
+            for j in range(m):
+                for k in range(d):
+                    GW[j, k] += G1[j, k]
+    for j in range(m):
+        for k in range(d):
+            g[j * d + k] = GW[j, k]
     return S, zeros
 
 
@@ -386,10 +459,11 @@ def _step(kind, x, eta, blocks, lo, hi, th, dvec, diag):
 
 
 @nb.njit(**_JIT)
-def _polar_step(x, eta, blocks, lo, hi, th, dvec):
-    """θ ← θ − η polar(x) on [lo, hi), block by block: the exact polar factor (Jacobi, engine.polar), or M/‖M‖ for a
-    block with one row or one column. (One kernel with the block loop: a separate per-block wrapper cost a cold
-    first run about a second of compiling.)"""
+def _polar_step(x, eta, blocks, lo, hi, th, dvec, keep, keep_at):
+    """θ ← θ − η polar(x) on [lo, hi), block by block: the exact polar factor (Jacobi, engine.polar, each block's
+    sweeps started from its rotation of the previous step, kept in keep at keep_at[b]), or M/‖M‖ for a block with
+    one row or one column. (One kernel with the block loop: a separate per-block wrapper cost a cold first run
+    about a second of compiling.)"""
     for b in range(blocks.shape[0]):
         o, rows, cols = blocks[b, 0], blocks[b, 1], blocks[b, 2]
         if not lo <= o < hi:
@@ -402,7 +476,7 @@ def _polar_step(x, eta, blocks, lo, hi, th, dvec):
             for k in range(o, o + rows * cols):
                 dvec[k] = 0.0 if nrm == 0.0 else x[k] / nrm   # NaN stays NaN
         else:
-            polar_block(x, o, rows, cols, dvec, POLAR_RTOL)
+            polar_block_kept(x, o, rows, cols, dvec, POLAR_RTOL, keep, keep_at[b])
     for k in range(lo, hi):
         th[k] = th[k] - eta * dvec[k]
 
@@ -439,9 +513,9 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
     cold first run compiles only what it needs). Cached per variant (numba keys a closure's cache entries by its
     constants; each variant under a name of its own: kernels.jit_variant)."""
 
-    def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
-        """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place; group g owns the
-        contiguous slice granges[g] of θ.
+    def advance(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, keep, keep_at, t0, nsteps, diag):
+        """Advance θ (and moments M, V, frames sc, the polar blocks' kept rotations keep) by nsteps steps
+        t0+1 … t0+nsteps in place; group g owns the contiguous slice granges[g] of θ.
 
         Returns the number of steps taken: fewer than nsteps when θ became non-finite (divergence)."""
         n = X.shape[0]
@@ -458,6 +532,10 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
         D = np.empty((n, width))
         WT = np.empty((X.shape[1], width))
         GT = np.empty((X.shape[1], width))
+        blas = model == TWO_LAYER and n * X.shape[1] * width >= BLAS_MIN_WORK
+        W = np.empty((width, X.shape[1]) if blas else (1, 1))
+        GW = np.empty((width, X.shape[1]) if blas else (1, 1))
+        G1 = np.empty((width, X.shape[1]) if blas else (1, 1))
         asz = 0
         if model == CHAIN:
             for k in range(1, dims.shape[0] - 1):
@@ -474,7 +552,9 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
         nd = np.empty(hmax)
         for step in range(nsteps):
             t = t0 + step + 1
-            if model == TWO_LAYER:
+            if model == TWO_LAYER and blas:
+                S, zeros = _two_layer_grad_blas(X, y, th, dims[1], qpow, loss, H, D, W, GW, G1, qv, lw, c, g)
+            elif model == TWO_LAYER:
                 S, zeros = _two_layer_grad(X, y, th, dims[1], qpow, loss, H, D, WT, GT, qv, lw, c, g)
             elif model == DEEP:
                 S, zeros = _deep_grad(X, y, th, dims, qpow, loss, A, E, delta, nd, qv, lw, c, g)
@@ -510,7 +590,7 @@ def _make_advance(model: int, polar: bool, ns5: bool, vec: bool, adam: bool):
                         diag[DIAG_MOMENTUM_ZERO] += 1
                     x = M
                 if polar and kind == D_POLAR:
-                    _polar_step(x, eta, blocks, lo, hi, th, dvec)
+                    _polar_step(x, eta, blocks, lo, hi, th, dvec, keep, keep_at)
                 elif ns5 and kind == D_NS5:
                     _ns5_step(x, eta, blocks, lo, hi, th, dvec)
                 elif vec:
@@ -540,9 +620,25 @@ def advance_kernel(model: int, gcfg):
     return _ADVANCE[(int(model), D_POLAR in kinds, D_NS5 in kinds, vec, adam)]
 
 
-def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag):
-    """Advance θ (and moments M, V, frames sc) by nsteps steps t0+1 … t0+nsteps in place, with
-    advance_kernel(model, gcfg); group g owns the contiguous slice granges[g] of θ.
+def keep_layout(blocks, gcfg) -> tuple[np.ndarray, int]:
+    """Where each polar block keeps its rotation between steps (polar_block_kept): per block the offset of its
+    1 + n² slots (n = min(rows, cols)) in the run's keep array, −1 for a block that keeps none (not in a polar
+    group, or one row or column); and the array's size."""
+    at = np.full(blocks.shape[0], -1, np.int64)
+    size = 0
+    for b in range(blocks.shape[0]):
+        rows, cols, grp = int(blocks[b, 1]), int(blocks[b, 2]), int(blocks[b, 3])
+        if int(gcfg[grp, G_DIR]) == D_POLAR and rows > 1 and cols > 1:
+            at[b] = size
+            size += 1 + min(rows, cols) ** 2
+    return at, size
+
+
+def advance(model, dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, keep, keep_at, t0, nsteps, diag):
+    """Advance θ (and moments M, V, frames sc, the polar blocks' kept rotations keep, laid out by keep_layout) by
+    nsteps steps t0+1 … t0+nsteps in place, with advance_kernel(model, gcfg); group g owns the contiguous slice
+    granges[g] of θ.
 
     Returns the number of steps taken: fewer than nsteps when θ became non-finite (divergence)."""
-    return advance_kernel(model, gcfg)(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, t0, nsteps, diag)
+    return advance_kernel(model, gcfg)(dims, qpow, X, y, loss, blocks, granges, gcfg, th, M, V, sc, keep, keep_at,
+                                       t0, nsteps, diag)

@@ -2,8 +2,8 @@
 
 `compile_problem(model, opt, theta0)` returns a `NetProblem` (or raises `Unsupported` for a model or chain the
 kernels do not cover: the caller then uses the numpy reference). `NetState` holds everything a run needs to
-continue (θ, moments, frames, step, counters) as flat arrays, in the layout that
-`ibverify.engine.checkpoint.Saver` saves atomically and restores bit-identically (its `w, m, v, s, diag, t`).
+continue (θ, moments, frames and the polar blocks' kept rotations, step, counters) as flat arrays, in the layout
+that `ibverify.engine.checkpoint.Saver` saves atomically and restores bit-identically (its `w, m, v, s, diag, t`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class NetProblem:
     names: list[str]
     shapes: list[tuple[int, ...]]
     groups: list[tuple[str, ...]]
+    keep_at: np.ndarray       # (nb,) int64: each polar block's offset in the kept rotations (NK.keep_layout), or −1
+    keep_size: int
 
     @property
     def size(self) -> int:
@@ -58,7 +60,8 @@ class NetProblem:
     def fingerprint(self) -> dict:
         """What a resumed run must share with the saved one (besides the data, hashed by the Saver)."""
         return {"model": int(self.model_code), "dims": self.dims.tolist(), "q": self.qpow, "loss": self.loss,
-                "blocks": self.blocks.tolist(), "gcfg": self.gcfg.tolist(), "names": self.names}
+                "blocks": self.blocks.tolist(), "gcfg": self.gcfg.tolist(), "names": self.names,
+                "keep": [self.keep_at.tolist(), self.keep_size]}
 
 
 def _model_arrays(model, X):
@@ -127,9 +130,11 @@ def compile_problem(model, opt, theta0, X, y, loss: str) -> NetProblem:
         if any(a[1] != b[0] for a, b in zip(mine, mine[1:], strict=False)):
             raise Unsupported("a group whose blocks are not contiguous")
         granges.append([mine[0][0], mine[-1][1]])
+    blocks, gcfg = np.array(table, np.int64), np.array(rows, np.float64)
+    keep_at, keep_size = NK.keep_layout(blocks, gcfg)
     return NetProblem(code, dims, qpow, np.ascontiguousarray(Xf), np.ascontiguousarray(y, dtype=np.float64),
-                      LOGISTIC if loss == "logistic" else EXPONENTIAL, np.array(table, np.int64),
-                      np.array(granges, np.int64), np.array(rows, np.float64), names, shapes, groups)
+                      LOGISTIC if loss == "logistic" else EXPONENTIAL, blocks, np.array(granges, np.int64), gcfg,
+                      names, shapes, groups, keep_at, keep_size)
 
 
 class _NoSampler:
@@ -143,14 +148,15 @@ class _NoSampler:
 
 
 class NetState:
-    """θ (w), moments (m, v), frames (s: per group s_m, s_v, age_m, age_v), step t, counters (diag)."""
+    """θ (w), moments (m, v), frames (s: per group s_m, s_v, age_m, age_v; then the polar blocks' kept rotations),
+    step t, counters (diag)."""
 
     def __init__(self, prob: NetProblem, theta0):
         self.prob = prob
         self.w = prob.flat(theta0).copy()
         self.m = np.zeros_like(self.w)
         self.v = np.zeros_like(self.w)
-        self.s = np.zeros(len(prob.groups) * NK.N_SC)
+        self.s = np.zeros(len(prob.groups) * NK.N_SC + prob.keep_size)
         self.diag = np.zeros(NK.N_DIAG, np.int64)
         self.t = 0
         self.sampler = _NoSampler()
@@ -165,15 +171,23 @@ class NetState:
         idx = [(j * int(b) + np.arange(int(b))) % n for j in range(period)]
         self.windows = [(np.ascontiguousarray(self.prob.X[i]), np.ascontiguousarray(self.prob.y[i])) for i in idx]
 
+    def frames(self) -> np.ndarray:
+        """The per-group frames (a view of s: ng × N_SC)."""
+        return self.s[:len(self.prob.groups) * NK.N_SC].reshape(-1, NK.N_SC)
+
+    def kept(self) -> np.ndarray:
+        """The polar blocks' kept rotations (a view of s, laid out by prob.keep_at)."""
+        return self.s[len(self.prob.groups) * NK.N_SC:]
+
     def advance(self, steps: int) -> int:
         p = self.prob
-        sc = self.s.reshape(-1, NK.N_SC)
+        sc, keep = self.frames(), self.kept()
         if self.windows is not None:
             done = 0
             for _ in range(int(steps)):
                 Xb, yb = self.windows[self.t % len(self.windows)]
                 k = NK.advance(p.model_code, p.dims, p.qpow, Xb, yb, p.loss, p.blocks, p.granges, p.gcfg, self.w,
-                               self.m, self.v, sc, self.t, 1, self.diag)
+                               self.m, self.v, sc, keep, p.keep_at, self.t, 1, self.diag)
                 self.t += int(k)
                 done += int(k)
                 if k < 1:
@@ -181,7 +195,7 @@ class NetState:
                     break
             return done
         done = NK.advance(p.model_code, p.dims, p.qpow, p.X, p.y, p.loss, p.blocks, p.granges, p.gcfg, self.w, self.m,
-                          self.v, sc, self.t, int(steps), self.diag)
+                          self.v, sc, keep, p.keep_at, self.t, int(steps), self.diag)
         self.t += int(done)
         if done < steps:
             self.diverged = True
@@ -193,7 +207,7 @@ class NetState:
     # ---- the optimizer's state as the reference `Optimizer` exposes it (for the run diagnostics)
     def momentum(self) -> Scaled | None:
         parts = []
-        sc = self.s.reshape(-1, NK.N_SC)
+        sc = self.frames()
         for gi, ks in enumerate(self.prob.groups):
             mom, b1 = self.prob.gcfg[gi, NK.G_MOMENT], self.prob.gcfg[gi, NK.G_B1]
             if mom == NK.M_ADAM or (mom == NK.M_EMA and b1 > 0):
@@ -203,7 +217,7 @@ class NetState:
 
     def adam_ratio(self) -> dict | None:
         out = {}
-        sc = self.s.reshape(-1, NK.N_SC)
+        sc = self.frames()
         r = np.zeros_like(self.w)
         scratch = np.zeros(NK.N_DIAG, np.int64)
         for gi, ks in enumerate(self.prob.groups):

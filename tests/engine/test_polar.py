@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from ibverify.engine.polar import polar_block
+from ibverify.engine.polar import polar_block, polar_block_kept
 from ibverify.geometry.base import polar as lapack_polar
 
 RTOL = 1e-12
@@ -119,3 +119,89 @@ def test_zero_nan_inf_and_offset_blocks():
     polar_block(x, 3, 4, 6, out, RTOL)
     assert (out[:3] == -1.0).all() and (out[27:] == -1.0).all()
     np.testing.assert_allclose(out[3:27].reshape(4, 6), exact(x[3:27].reshape(4, 6)), atol=1e-10)
+
+
+# ---- warm start: polar_block_kept starts the sweeps from the rotation kept from the previous call
+
+def kept_run(mats, keep=None):
+    """polar_block_kept over a sequence of equally shaped blocks, one keep array; [(P, sweeps)], keep."""
+    rows, cols = mats[0].shape
+    n = min(rows, cols)
+    keep = np.zeros(3 + n * n) if keep is None else keep
+    out = []
+    for A in mats:
+        x = np.ascontiguousarray(A, dtype=float).ravel().copy()
+        P = np.full_like(x, 7.0)
+        sweeps = polar_block_kept(x, 0, rows, cols, P, RTOL, keep, 2)   # at an offset: slots 0, 1 untouched
+        out.append((P.reshape(rows, cols), sweeps))
+    return out, keep
+
+
+def drifting(m, n, sv, steps, rate, seed):
+    """A block that changes a little each step, as Muon's momentum does: A_t = A_0 + rate·t·E."""
+    A = with_singular_values(m, n, sv, seed)
+    E = np.random.default_rng(seed + 100).standard_normal((m, n))
+    return [A + rate * t * E for t in range(steps)]
+
+
+@pytest.mark.parametrize("shape", [(16, 6), (6, 16), (12, 12)])
+def test_warm_start_gives_the_polar_factor_with_fewer_sweeps(shape):
+    mats = drifting(*shape, np.geomspace(1.0, 1e-3, min(shape)), 6, 1e-3, seed=sum(shape))
+    got, keep = kept_run(mats)
+    n = min(shape)
+    V = keep[3:].reshape(n, n)
+    assert keep[2] == 1.0 and np.abs(V @ V.T - np.eye(n)).max() < 1e-14     # the last block's rotation, kept
+    for A, (P, _) in zip(mats, got, strict=True):
+        assert np.abs(P - exact(A)).max() < 1e-12
+    cold = [jacobi(A)[1] for A in mats]
+    assert got[0][1] == cold[0]                                     # nothing kept yet: a cold start
+    assert all(w < c for (_, w), c in zip(got[1:], cold[1:], strict=True)), ([w for _, w in got], cold)
+
+
+def test_warm_start_over_many_steps_keeps_the_rotation_orthogonal_and_the_factor_exact():
+    mats = drifting(12, 8, np.geomspace(1.0, 1e-2, 8), 400, 1e-4, seed=11)
+    got, keep = kept_run(mats)
+    V = keep[3:].reshape(8, 8)
+    assert np.abs(V @ V.T - np.eye(8)).max() < 1e-14
+    for t in (1, 57, 200, 399):
+        assert np.abs(got[t][0] - exact(mats[t])).max() < 1e-12, t
+        np.testing.assert_allclose(got[t][0], jacobi(mats[t])[0], rtol=0, atol=1e-13)
+
+
+def test_a_worn_kept_rotation_is_made_orthogonal_before_it_is_used():
+    """A kept V whose rows are off orthogonal by 1e−6 (far more than rounding wears them) still gives the exact
+    factor: the rows are re-orthonormalised first (without that the factor would be off by ~1e−6)."""
+    A0, A1 = drifting(10, 7, np.geomspace(1.0, 1e-2, 7), 2, 1e-3, seed=4)
+    _, keep = kept_run([A0])
+    keep[3:] += 1e-6 * np.random.default_rng(0).standard_normal(49)
+    (P, _), = kept_run([A1], keep)[0]
+    assert np.abs(P - exact(A1)).max() < 1e-12
+
+
+def test_a_kept_array_that_is_no_rotation_starts_cold():
+    A = with_singular_values(9, 5, np.geomspace(1.0, 1e-2, 5), seed=6)
+    keep = np.zeros(3 + 25)
+    keep[2] = 1.0                                                   # marked kept, but V = 0 (no rotation)
+    (P, sweeps), = kept_run([A], keep)[0]
+    assert sweeps == jacobi(A)[1] and np.abs(P - exact(A)).max() < 1e-12
+
+
+@pytest.mark.parametrize("shape", [(16, 6), (8, 8)])
+def test_warm_start_on_graded_and_rank_deficient_blocks(shape):
+    """The graded spectrum of the cold test, and a rank-2 block (zero singular values, dropped), each after a kept
+    rotation of a nearby block: within the cold start's own error of the 50-digit SVD."""
+    k = min(shape)
+    for sv, bound in (([1.0, 2e-7, 5e-12] + [0.0] * (k - 3), 1e-4), ([1.0, 0.3] + [0.0] * (k - 2), 1e-12)):
+        A = with_singular_values(*shape, sv, seed=1)
+        near = A + 1e-9 * np.random.default_rng(2).standard_normal(shape)
+        (_, _), (P, _) = kept_run([near, A])[0]
+        assert np.abs(P - exact(A)).max() < bound
+        assert np.linalg.matrix_rank(P, tol=0.5) == sum(s > RTOL for s in sv)
+
+
+def test_a_zero_or_nan_block_forgets_the_kept_rotation():
+    A = with_singular_values(8, 5, np.geomspace(1.0, 1e-2, 5), seed=8)
+    for bad in (np.zeros((8, 5)), np.full((8, 5), np.nan)):
+        got, keep = kept_run([A, bad, A])
+        assert keep[2] == 1.0 and got[2][1] == jacobi(A)[1]          # the block after it started cold
+        assert (got[1][0] == 0).all() if not np.isnan(bad).any() else np.isnan(got[1][0]).all()

@@ -37,7 +37,10 @@ TOL = 1e-12
 
 def _setup(kind):
     data = datasets.make_data("teacher", n=12, d=6, seed=0)
-    if kind == "two-layer":
+    if kind in ("wide", "wide-relu"):   # n·d·m = 2880 ≥ BLAS_MIN_WORK: the BLAS gradient (the others: the loops)
+        data = datasets.make_data("teacher", n=30, d=6, seed=0)
+        model = models.TwoLayer(6, 16, 2.0 if kind == "wide" else 1.0)
+    elif kind == "two-layer":
         model = models.TwoLayer(6, 4, 2.0)
     elif kind == "relu":
         model = models.TwoLayer(6, 4, 1.0)
@@ -66,7 +69,9 @@ CASES = ([("two-layer", r.name, "logistic") for r in ROWS
          + [("deep", o, "logistic") for o in ("momentum-gd", "adam", "nsd-msp")]
          + [("deep-relu", o, "logistic") for o in ("momentum-gd", "signum", "muon", "adam", "muon-signum")]
          + [("linear", o, "exponential") for o in ("signum", "adam")]
-         + [("matrix", o, "logistic") for o in ("nsd-spectral", "muon")])
+         + [("matrix", o, "logistic") for o in ("nsd-spectral", "muon")]
+         + [("wide", o, "logistic") for o in ("momentum-gd", "signum", "adam", "muon")]
+         + [("wide-relu", o, "logistic") for o in ("signum", "muon")])
 
 
 def _rel(a, b):

@@ -14,6 +14,7 @@ MODEL = models.TwoLayer(5, 4, 2.0)
 DATA = datasets.make_data("teacher", n=10, d=5, seed=3)
 SPECS = {
     "muon-adam": dict(optimizer="muon-adam", lr_matrix=0.1, lr_vector=0.05, lr_decay=0.8, beta2=0.999),
+    "muon": dict(optimizer="muon", lr_decay=0.8),
     "momentum-gd": dict(optimizer="momentum-gd"),
     "signum": dict(optimizer="signum"),
     "adam": dict(optimizer="adam", beta1=0.9, beta2=0.999),
@@ -47,6 +48,22 @@ def test_an_extended_run_equals_the_run_from_step_0(name):
     longer = _go(spec, 20_000, extend=short, progress=lambda t, T: steps_seen.append(t))
     _same(longer, _go(spec, 20_000))
     assert min(steps_seen) > 2_000          # it did not repeat the shorter run's steps
+
+
+def test_the_kept_polar_rotations_are_part_of_the_continued_state():
+    """Muon's polar block (4×5) starts its Jacobi sweeps from the rotation kept from the previous step; that rotation
+    travels in the final state's `s` (after the frames: flag 1, then the 4×4 rotation), so the extension above is
+    bit-identical. Continuing with it forgotten (a cold start) gives the same run only to rounding, not bit for bit:
+    a continuation that dropped it would fail that test."""
+    spec = OptimizerSpec.from_params(SPECS["muon"])
+    short, whole = _go(spec, 2_000), _go(spec, 20_000)
+    s = short.final_state["s"]
+    assert s[-17] == 1.0 and np.allclose(s[-16:].reshape(4, 4) @ s[-16:].reshape(4, 4).T, np.eye(4), atol=1e-14)
+    short.final_state = {**short.final_state, "s": np.concatenate([s[:-17], np.zeros(17)])}
+    cold = _go(spec, 20_000, extend=short)
+    pairs = zip(cold.thetas, whole.thetas, strict=True)
+    worst = max(np.abs(a[k] - b[k]).max() / np.abs(a[k]).max() for a, b in pairs for k in a)
+    assert 0 < worst < 1e-9
 
 
 def test_a_run_of_another_problem_is_not_continued():
