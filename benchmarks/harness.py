@@ -34,6 +34,15 @@ def created() -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 
 
+def git(*args: str) -> str:
+    """`git ARGS` in this checkout, its output stripped; "" where git or the checkout is unavailable."""
+    try:
+        return subprocess.run(["git", *args], cwd=Path(__file__).resolve().parent.parent, capture_output=True,
+                              text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def load_average(sep: str = ", ") -> str:
     """The 1, 5 and 15 minute load averages, e.g. `3.50, 4.20, 4.10`."""
     return sep.join(f"{x:.2f}" for x in os.getloadavg())

@@ -94,6 +94,35 @@ def _weights(qv, y, loss, lw, c):
 
 
 @nb.njit(**_JIT)
+def _activate(h, ds, a, m, qpow):
+    """h ← σ(h), ds ← σ'(h) over the width m (σ = ReLU^q), in place; returns the output Σ_j a_j σ(h_j)."""
+    if qpow == 2.0:
+        for j in range(m):
+            r = max(h[j], 0.0)
+            h[j] = r * r
+            ds[j] = 2.0 * r
+    elif qpow == 1.0:
+        for j in range(m):
+            r = h[j]
+            ds[j] = 1.0 if r > 0.0 else 0.0
+            h[j] = max(r, 0.0)
+    else:
+        for j in range(m):
+            r = h[j]
+            if r > 0.0:   # one power per active unit: σ = r·r^(q−1), σ' = q·r^(q−1)
+                u = _pow_q1(r, qpow - 1.0)
+                h[j] = r * u
+                ds[j] = qpow * u
+            else:
+                h[j] = 0.0
+                ds[j] = 0.0
+    out = 0.0
+    for j in range(m):
+        out += h[j] * a[j]
+    return out
+
+
+@nb.njit(**_JIT)
 def _two_layer_grad(X, y, th, m, qpow, loss, H, D, WT, GT, qv, lw, c, g):
     """ĝ of the two-layer net into g; returns (S, flushed samples).
 
@@ -115,30 +144,7 @@ def _two_layer_grad(X, y, th, m, qpow, loss, H, D, WT, GT, qv, lw, c, g):
             w = WT[k]
             for j in range(m):
                 h[j] += xik * w[j]
-        if qpow == 2.0:
-            for j in range(m):
-                r = max(h[j], 0.0)
-                h[j] = r * r
-                ds[j] = 2.0 * r
-        elif qpow == 1.0:
-            for j in range(m):
-                r = h[j]
-                ds[j] = 1.0 if r > 0.0 else 0.0
-                h[j] = max(r, 0.0)
-        else:
-            for j in range(m):
-                r = h[j]
-                if r > 0.0:   # one power per active unit: σ = r·r^(q−1), σ' = q·r^(q−1)
-                    u = _pow_q1(r, qpow - 1.0)
-                    h[j] = r * u
-                    ds[j] = qpow * u
-                else:
-                    h[j] = 0.0
-                    ds[j] = 0.0
-        out = 0.0
-        for j in range(m):
-            out += h[j] * a[j]
-        qv[i] = y[i] * out
+        qv[i] = y[i] * _activate(h, ds, a, m, qpow)
     S, zeros = _weights(qv, y, loss, lw, c)
     ga = g[na:na + m]
     ga[:] = 0.0
@@ -183,30 +189,7 @@ def _two_layer_grad_blas(X, y, th, m, qpow, loss, H, D, W, GW, G1, qv, lw, c, g)
     for i in range(n):
         h = H[i]
         ds = D[i]
-        if qpow == 2.0:
-            for j in range(m):
-                r = max(h[j], 0.0)
-                h[j] = r * r
-                ds[j] = 2.0 * r
-        elif qpow == 1.0:
-            for j in range(m):
-                r = h[j]
-                ds[j] = 1.0 if r > 0.0 else 0.0
-                h[j] = max(r, 0.0)
-        else:
-            for j in range(m):
-                r = h[j]
-                if r > 0.0:
-                    u = _pow_q1(r, qpow - 1.0)
-                    h[j] = r * u
-                    ds[j] = qpow * u
-                else:
-                    h[j] = 0.0
-                    ds[j] = 0.0
-        out = 0.0
-        for j in range(m):
-            out += h[j] * a[j]
-        qv[i] = y[i] * out
+        qv[i] = y[i] * _activate(h, ds, a, m, qpow)
     S, zeros = _weights(qv, y, loss, lw, c)
     ga = g[na:na + m]
     ga[:] = 0.0
