@@ -161,18 +161,31 @@ def _own_frames(Z, rows, lw, L, gt, gsq, cut, gown, Lk, own):
     """Recompute far coordinates in their own frame (see _batch_gradient); returns how many."""
     b = rows.shape[0]
     d = Z.shape[1]
+    c = np.empty(b)  # each sample's weight in the shared frame, e^{l_j − L}: once a step, not once a coordinate
+    alive = np.empty(b, dtype=np.int64)  # the samples whose weight is not flushed to 0 (the others add 0 to dom)
+    na = 0
+    for j in range(b):
+        c[j] = math.exp(lw[j] - L)
+        if c[j] > 0.0:
+            alive[na] = j
+            na += 1
     count = 0
     for k in range(d):
         if own.shape[0] > 0:
             own[k] = False
-        dom = 0.0
+        fed = False  # dom = max_j e^{l_j − L}|z_jk| ≥ cut: the first such sample decides
+        for a in range(na):
+            z = Z[rows[alive[a]], k]
+            if z != 0.0 and c[alive[a]] * abs(z) >= cut:
+                fed = True
+                break
+        if fed:
+            continue
         Lown = -np.inf
         for j in range(b):
-            z = Z[rows[j], k]
-            if z != 0.0:
-                dom = max(dom, math.exp(lw[j] - L) * abs(z))
+            if Z[rows[j], k] != 0.0:
                 Lown = max(Lown, lw[j])
-        if dom >= cut or Lown == -np.inf:
+        if Lown == -np.inf:
             continue
         g = 0.0
         sq = 0.0
