@@ -357,6 +357,16 @@ def judge(m: dict, pr: bias.Problem, Z: np.ndarray, tier: str, store: RunStore):
     return judge_capped("linear", pr, spec_for(m, Z), tier, store=store)
 
 
+def series_of(j) -> dict | None:
+    """The gap series behind a row's δ (so that a resolution rule can be re-read offline, `replay`): the iterate's
+    (steps, gaps) and the increments' (inc_steps, inc_gaps); None where the geometry scored none."""
+    if getattr(j, "curve", None) is None:
+        return None
+    inc = getattr(j, "increment_curve", None) or ((), ())
+    return {"steps": [int(s) for s in j.curve[0]], "gaps": [float(v) for v in j.curve[1]],
+            "inc_steps": [int(s) for s in inc[0]], "inc_gaps": [float(v) for v in inc[1]]}
+
+
 def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> dict:
     """Every member on every dataset at each tier: rows per (member, dataset, tier, geometry)."""
     store = PowerStore()
@@ -379,7 +389,7 @@ def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> d
                                  "tier": tier, "geometry": g, "decision": j.word, "measured_gap": j.value,
                                  "slope": j.slope, "horizon": j.horizon,
                                  "resolution": getattr(j, "resolution", None), "true_gap": gaps[g],
-                                 "estimates": getattr(j, "estimates", None),
+                                 "estimates": getattr(j, "estimates", None), "series": series_of(j),
                                  "face_width": lim["face_width"], "reason": j.reason[:240]})
                 say(f"{pr.tag} {m['optimizer']} {tier}: {time.process_time() - t1:.1f} CPU s; "
                     + ", ".join(f"{r['geometry']} {r['decision'][:4]} (gap {r['true_gap']:.2g}, δ "
