@@ -52,7 +52,8 @@ def model_series(model: dict) -> list[tuple[str, list[dict]]]:
 
 def resolution_text(model: dict, g: str, power: dict | None = None) -> str:
     """Geometry g's resolution on a model entry of the answer, as `ibverify bias` prints a support: "to within
-    0.12 % (increments, agreeing with the iterate's 0.31 %)" (a margin gap, in percent, then which estimate gave
+    0.12 % (increments, agreeing with the iterate's bound; the iterate alone 0.31 %)" (a margin gap, in percent, then
+    which estimate gave
     it, `estimate_text`), "KKT residual of the l2 margin problem within 0.002" (the two-layer net:
     what δ bounds there), "unresolved" (none). `power`: the power table (default: the package's)."""
     res = model["evidence"][g].get("resolution")
@@ -86,9 +87,10 @@ def _datasets(k: int, n: int) -> str:
 
 def estimate_text(est: dict | None, power: dict | None = None) -> str:
     """Which estimate gave a degree-1 δ (checks.bias.increment_estimate), as the answer says it after "to within
-    δ": " (increments, agreeing with the iterate's 0.31 %)" where every dataset states the increments' δ (their
-    measured gap within the iterate's δ); " (increments on 1 of 2 datasets, agreeing with the iterate's 0.31 %; the
-    iterate's on the rest)"; " (iterate); the increments estimate 0.12 % (a point estimate, not a bound: in the
+    δ": " (increments, agreeing with the iterate's bound; the iterate alone 0.31 %)" where every dataset states the
+    increments' δ (their measured gap within the iterate's δ; 0.31 %: the largest iterate δ); " (increments on 1 of
+    2 datasets, agreeing with the iterate's bound there, the iterate's on the rest; the iterate alone 0.31 %)";
+    " (iterate); the increments estimate 0.12 % (a point estimate, not a bound: in the
     power table it fell below the certified gap 16 times in 900)" where none does; " (iterate; the increments
     unresolved)". Then where it happened: "; the estimates disagree on k of n datasets (the iterate's δ stated
     there)", "; the iterate's δ raised to the increments' measured gap on k of n datasets (their series not
@@ -98,9 +100,10 @@ def estimate_text(est: dict | None, power: dict | None = None) -> str:
     n, used = est["datasets"], est.get("used", "iterate")
     it = est.get("iterate")
     if used != "iterate":
-        agreeing = f"agreeing with the iterate's {100 * it:.2g} %" if it is not None else "agreeing with the iterate"
-        out = (f" (increments, {agreeing})" if used == "increment" else
-               f" (increments on {_datasets(est['increments'], n)}, {agreeing}; the iterate's on the rest)")
+        alone = f"; the iterate alone {100 * it:.2g} %" if it is not None else ""
+        out = (f" (increments, agreeing with the iterate's bound{alone})" if used == "increment" else
+               f" (increments on {_datasets(est['increments'], n)}, agreeing with the iterate's bound there, the "
+               f"iterate's on the rest{alone})")
     elif est["value"] is None:
         out = " (iterate; the increments unresolved)"
     else:
