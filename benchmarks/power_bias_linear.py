@@ -30,7 +30,9 @@ Two estimates (issue 51): every row records the stated δ and both estimates beh
 iterate's and the increments'); `estimate_table` reports per family and tier the finite δ below the certified gap on
 every geometry (stated, and each estimate alone), the median and worst δ of each estimate in the geometry nearest the
 limit, the aim (≤ 1e-4 normalized steepest descents, ≤ 0.5 % GD-speed runs, fast tier), and how many near misses
-whose gap exceeds δ were told apart.
+whose gap exceeds δ were told apart. Every row also records the gap series behind its δ (`series`: the iterate's
+and the increments'), so a candidate rule for δ is re-read offline in about a second (`replayed`, `replay_table`:
+docs/power.md's "Rules for the stated δ"), without re-running the family.
 
 Runs. A user file runs on the float64 reference engine (≈ 30 µs a step: 10⁷ steps ≈ 5 CPU-min), which does not fit
 the budget, so `PowerStore` (a run store, as runner.torchloop.ForeignStore is) makes each run of these files, under
