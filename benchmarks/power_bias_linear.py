@@ -30,7 +30,9 @@ Two estimates (issue 51): every row records the stated δ and both estimates beh
 iterate's and the increments'); `estimate_table` reports per family and tier the finite δ below the certified gap on
 every geometry (stated, and each estimate alone), the median and worst δ of each estimate in the geometry nearest the
 limit, the aim (≤ 1e-4 normalized steepest descents, ≤ 0.5 % GD-speed runs, fast tier), and how many near misses
-whose gap exceeds δ were told apart.
+whose gap exceeds δ were told apart. Every row also records the gap series behind its δ (`series`: the iterate's
+and the increments'), so a candidate rule for δ is re-read offline in about a second (`replayed`, `replay_table`:
+docs/power.md's "Rules for the stated δ"), without re-running the family.
 
 Runs. A user file runs on the float64 reference engine (≈ 30 µs a step: 10⁷ steps ≈ 5 CPU-min), which does not fit
 the budget, so `PowerStore` (a run store, as runner.torchloop.ForeignStore is) makes each run of these files, under
@@ -357,6 +359,16 @@ def judge(m: dict, pr: bias.Problem, Z: np.ndarray, tier: str, store: RunStore):
     return judge_capped("linear", pr, spec_for(m, Z), tier, store=store)
 
 
+def series_of(j) -> dict | None:
+    """The gap series behind a row's δ (so that a resolution rule can be re-read offline, `replay`): the iterate's
+    (steps, gaps) and the increments' (inc_steps, inc_gaps); None where the geometry scored none."""
+    if getattr(j, "curve", None) is None:
+        return None
+    inc = getattr(j, "increment_curve", None) or ((), ())
+    return {"steps": [int(s) for s in j.curve[0]], "gaps": [float(v) for v in j.curve[1]],
+            "inc_steps": [int(s) for s in inc[0]], "inc_gaps": [float(v) for v in inc[1]]}
+
+
 def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> dict:
     """Every member on every dataset at each tier: rows per (member, dataset, tier, geometry)."""
     store = PowerStore()
@@ -379,7 +391,7 @@ def measure(generated: int = 6, gaussians: int = 4, tiers=TIERS, say=print) -> d
                                  "tier": tier, "geometry": g, "decision": j.word, "measured_gap": j.value,
                                  "slope": j.slope, "horizon": j.horizon,
                                  "resolution": getattr(j, "resolution", None), "true_gap": gaps[g],
-                                 "estimates": getattr(j, "estimates", None),
+                                 "estimates": getattr(j, "estimates", None), "series": series_of(j),
                                  "face_width": lim["face_width"], "reason": j.reason[:240]})
                 say(f"{pr.tag} {m['optimizer']} {tier}: {time.process_time() - t1:.1f} CPU s; "
                     + ", ".join(f"{r['geometry']} {r['decision'][:4]} (gap {r['true_gap']:.2g}, δ "
@@ -730,9 +742,10 @@ def estimate_lines(section: dict) -> list[str]:
         return []
     lines = ["", "### Two estimates: the iterate's direction and the increments", "",
              "Each geometry's δ is estimated twice (docs/commands.md, `bias`): from the iterate θ(T)/‖θ(T)‖'s gap",
-             "series and from the increments θ(t) − θ(t/10)'s; the answer states the iterate's (the bound) and",
-             "reports the increments' beside it (a point estimate; an earlier rule stating the finer where they",
-             "agreed gave a false support). Per",
+             "series and from the increments θ(t) − θ(t/10)'s, each with no δ on a plateau (a fall under",
+             f"{100 * bias.PLATEAU_DROP:g} % over its last step); the answer states the finer where the two agree",
+             "(the finer one's measured gap within the coarser one's δ), else the iterate's, raised to the increments'",
+             "measured gap where their series does not fall (the rules replayed below). Per",
              "family and tier: **below** counts finite δ under the limit's certified gap (+ the truth's tolerance) on",
              "every geometry and decision (need 0 for the stated δ; the iterate's and the increments' alone for",
              "comparison); median / worst δ over the geometry nearest each limit, per estimate (finite of all);",
@@ -752,8 +765,9 @@ def estimate_lines(section: dict) -> list[str]:
                      f"{o['told_apart']} of {o['exceeds']} |")
     tol = section["settings"]["truth_tol"]
     below = [r for r in section["rows"] if below_certified(r, "stated", tol)]
-    lines += ["", f"Stated δ below the certified gap ({len(below)}): which estimate gave it (`used`; a measured gap",
-              "is the series' value at T, a gap approaching its limit from below is not bounded by it).", ""]
+    lines += ["", f"Stated δ below the certified gap ({len(below)})" + (
+        ": which estimate gave it (`used`; a measured gap is the series' value at T, a gap approaching its limit "
+        "from below is not bounded by it)." if below else ": none."), ""]
     if below:
         lines += ["| optimizer | dataset | tier | geometry | decision | T | δ stated (used: method) | δ iterate | "
                   "δ increment | certified gap |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -764,6 +778,83 @@ def estimate_lines(section: dict) -> list[str]:
             lines.append(f"| {r['optimizer']} | {r['dataset']} | {r['tier']} | {_geo(r['geometry'])} | "
                          f"{r['decision']} | {_caps(r['horizon'])} | {_g(r['resolution'])} ({used}: {how}) | "
                          f"{_g(e.get('iterate'))} | {_g(e.get('increment'))} | {_g(r['true_gap'])} |")
+    return lines + replay_lines(section)
+
+
+# ------------------------------------------------------------------------------------------------ rules replayed
+
+# Candidate rules for the stated δ, each re-read from the rows' recorded gap series (`series`): (name, min_drop of
+# `resolution`, how the two estimates combine: "iterate" alone, "raised" (the iterate's, raised to the increments'
+# measured gap where their series has no δ), "stated" (checks.bias.stated_resolution: also the finer where they agree))
+RULES = (("iterate, any fall (before issue 51 item 2)", 0.0, "iterate"),
+         ("iterate, plateau < 5 %", 0.05, "iterate"),
+         ("iterate, plateau < 10 %", 0.1, "iterate"),
+         ("iterate, plateau < 10 %, raised", 0.1, "raised"),
+         ("finer agreeing, any fall, raised", 0.0, "stated"),
+         ("finer agreeing, plateau < 5 %, raised", 0.05, "stated"),
+         ("finer agreeing, plateau < 10 %, raised (bias's rule)", 0.1, "stated"),
+         ("finer agreeing, plateau < 15 %, raised", 0.15, "stated"))
+
+
+def replayed(r: dict, min_drop: float, combine: str) -> float | None:
+    """A row's δ under a candidate rule, from its recorded series (None: not finite; the recorded δ where the row
+    has no series)."""
+    s = r.get("series")
+    if s is None:
+        return r.get("resolution")
+    it = bias.resolution(s["steps"], s["gaps"], 1.0, bias.GAP_FLOOR, min_drop)
+    if combine == "iterate" or len(s["inc_steps"]) < 2:
+        v = it.value
+    else:
+        inc = bias.resolution(s["inc_steps"], s["inc_gaps"], bias.INCREMENT_STEP, bias.GAP_FLOOR, min_drop)
+        st = bias.stated_resolution(it, float(s["gaps"][-1]), inc, float(s["inc_gaps"][-1]))
+        v = st.value if combine == "stated" or st.raised else it.value
+    return v if math.isfinite(v) else None
+
+
+def replay_table(section: dict, rule_set=RULES) -> list[dict]:
+    """Per candidate rule: false supports, finite δ below the certified gap (every geometry), supports (a recorded
+    support whose δ is not finite under the rule is not one: `bias` states none without a finite δ) and the median
+    δ per family at the fast tier over the geometry nearest each limit (with how many of those are finite). The
+    decisions and horizons are the recorded run's (a support dropped at 1e6 is not extended here as `bias` would)."""
+    tol = section["settings"]["truth_tol"]
+    rows, near = section["rows"], {id(r) for r in nearest_rows(section["rows"])}
+    out = []
+    for name, drop, how in rule_set:
+        o = {"rule": name, "false": 0, "below": 0, "supports": 0, "median": {}, "finite": 0, "nearest": 0}
+        fast: dict = {}
+        for r in rows:
+            d = replayed(r, drop, how)
+            sup = r["decision"] == rules.SUPPORTED and d is not None
+            o["supports"] += sup
+            low = d is not None and r["true_gap"] > d + tol
+            o["below"] += low
+            o["false"] += sup and low
+            if id(r) in near and r["tier"] == "fast":
+                o["nearest"] += 1
+                o["finite"] += d is not None
+                if d is not None:
+                    fast.setdefault(estimate_family(r["optimizer"])[0], []).append(d)
+        o["median"] = {f: float(np.median(v)) for f, v in fast.items()}
+        out.append(o)
+    return out
+
+
+def replay_lines(section: dict) -> list[str]:
+    """docs/power.md's table of the candidate rules replayed on the recorded series ([] without series)."""
+    if not any(r.get("series") for r in section["rows"]):
+        return []
+    tab = replay_table(section)
+    fams = list(dict.fromkeys(f for _, f, _ in ESTIMATE_FAMILIES))
+    lines = ["", "Rules for the stated δ, replayed on these rows' recorded gap series (`replay_table`: decisions and",
+             "horizons as recorded; a support with no finite δ under a rule counts as none): false supports, finite",
+             "δ below the certified gap on every geometry and tier, supports kept, and at the fast tier, over the",
+             "geometry nearest each limit, how many δ are finite and their median per family.", "",
+             "| rule | false supports | δ below the certified gap | supports | finite δ, fast | " + " | ".join(
+                 f"median δ, {f}" for f in fams) + " |", "|---|---|---|---|---|" + "---|" * len(fams)]
+    for o in tab:
+        lines.append(f"| {o['rule']} | {o['false']} | {o['below']} | {o['supports']} | {o['finite']} of "
+                     f"{o['nearest']} | " + " | ".join(_g(o["median"].get(f)) for f in fams) + " |")
     return lines
 
 

@@ -116,3 +116,56 @@ def test_the_increments_step_reads_half_decades():
 def _tail(e, d3, rate):
     r = bias.RATE_SAFETY * rate
     return e + d3 * r / (1 - r)
+
+
+# ------------------------------------------------------------------------------------------ plateaus (min_drop)
+
+def test_a_plateau_has_no_delta_at_the_boundary_of_min_drop():
+    """A gap falling monotonically by 9 % over its last decade is a plateau at min_drop 0.1 (no δ: it may approach its
+    limit from below); by exactly 10 % it is not (y(T) = 0.9·y(T/10) is a fall of min_drop); min_drop 0 (the
+    default) reads the 9 % series as before."""
+    def falling_by(f):
+        return _through([(100, 0.2), (1e3, 0.15), (1e4, 0.1), (1e5, 0.1 * (1 - f))])
+    r = bias.resolution(X, falling_by(0.09), min_drop=0.1)
+    assert (r.method, r.value) == ("plateau", math.inf)
+    assert r.estimates == (pytest.approx(0.1), pytest.approx(0.091))
+    at = bias.resolution(X, falling_by(0.1), min_drop=0.1)   # decrements 0.05, 0.05, 0.01: not extrapolated
+    assert (at.method, at.value) == ("measured", pytest.approx(0.09, rel=1e-12))
+    assert bias.resolution(X, falling_by(0.09)).method == "measured"
+
+
+def test_the_plateau_is_read_over_the_last_step():
+    """At step 1/2 (the increments) the last step is half a decade: a series falling 15 % a decade (7.8 % a
+    half-decade) is a plateau there, and not at step 1."""
+    x = X[X >= 1e3]
+    y = 0.003 * (x / x[-1]) ** -0.0706
+    assert 1 - y[-1] / np.interp(np.log(x[-1] / 10), np.log(x), y) == pytest.approx(0.15, abs=2e-3)
+    assert bias.resolution(x, y, 0.5, min_drop=0.1).method == "plateau"
+    assert bias.resolution(x, y, 1.0, min_drop=0.1).method != "plateau"
+
+
+def test_a_widened_series_on_a_plateau_has_no_delta():
+    """A rise before the last decade, then a fall of 4 % over it: widened at min_drop 0, a plateau at 0.1."""
+    y = _through([(100, 0.2), (1e3, 0.05), (1e4, 0.07), (1e5, 0.0672)])
+    assert bias.resolution(X, y).method == "widened"
+    r = bias.resolution(X, y, min_drop=0.1)
+    assert (r.method, r.value) == ("plateau", math.inf)
+
+
+def test_the_floor_is_never_a_plateau():
+    y = np.full(len(X), 5e-8)
+    assert bias.resolution(X, y, floor=1e-7, min_drop=0.1).method == "floor"
+
+
+def test_the_power_tables_false_support_series_is_a_plateau():
+    """The increments of ℓ1.8 steepest descent in ℓ2 at the fast tier (power table, Gaussian-free set n=16, d=9):
+    0.000962 at 1e6 after 0.000972 at 10^5.75, 6.6 % under the half-decade before; the certified gap is 0.000975.
+    Read with PLATEAU_DROP it has no δ (it was 0.000962, "measured")."""
+    x = [10000, 17783, 31623, 56234, 100000, 177828, 316228, 562341, 1000000]
+    y = [0.01175035011129244, 0.007266161975378438, 0.004291925416575415, 0.002525817576799927,
+         0.0016241732289353772, 0.0012102572057780536, 0.0010297619143335712, 0.0009715505391451051,
+         0.0009620161280310402]
+    assert bias.resolution(x, y, bias.INCREMENT_STEP, bias.GAP_FLOOR).value == pytest.approx(0.000962, rel=1e-3)
+    r = bias.resolution(x, y, bias.INCREMENT_STEP, bias.GAP_FLOOR, bias.PLATEAU_DROP)
+    assert (r.method, r.value) == ("plateau", math.inf)
+    assert bias.PLATEAU_DROP == bias.SLOW_DROP == 0.1

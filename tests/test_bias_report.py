@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import re
+from html import unescape
 
 import pytest
 
@@ -43,9 +44,9 @@ def report(tmp_path_factory):
 
 
 def page_text(html: str) -> str:
-    """The page without its inline SVG and CSS, tags dropped, whitespace collapsed."""
+    """The page without its inline SVG and CSS, tags dropped, entities unescaped, whitespace collapsed."""
     html = re.sub(r"<svg.*?</svg>|<style>.*?</style>|<script>.*?</script>", " ", html, flags=re.S)
-    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
 def sections(html: str) -> dict[str, str]:
@@ -76,7 +77,8 @@ def test_page_names_every_geometry_with_its_word(report):
             within = (f" to within {100 * ev['resolution']:.2g} %{estimate_text(ev.get('increment_estimate'))}"
                       if ev["decision"] == "supported" else "")
             assert f"{ev['decision']}{within} {ev['line']} {ev['tally']}" in page_text(row)
-        heads = [h for h in re.findall(r"<h3[^>]*>(.*?)</h3>", secs[o["optimizer"]]) if h.startswith(m["model"])]
+        heads = [unescape(h) for h in re.findall(r"<h3[^>]*>(.*?)</h3>", secs[o["optimizer"]])
+                 if h.startswith(m["model"])]
         assert m["supported"] and heads == [f"{m['model']}: " + ", ".join(   # the heading states the resolution too
             f"{g} (to within {100 * m['evidence'][g]['resolution']:.2g} %"
             f"{estimate_text(m['evidence'][g].get('increment_estimate'))})" for g in m["supported"])]

@@ -50,10 +50,12 @@ there, not extended, and the model answered "bounded-norm" after that dataset, w
 bounded-norm.
 Every geometry on every dataset carries its `resolution` (the largest limit gap, or limit residual on the two-layer
 net, the run still allows: the measured value, tightened by the measured rate; none, or the measured value widened,
-where the series is not monotone); a support is stated with it ("g to within δ") and never without a finite one.
+where the series is not monotone; none on a degree-1 gap falling < 10 % over its last step, a plateau); a support is
+stated with it ("g to within δ") and never without a finite one.
 On the degree-1 models δ is estimated twice (`stated_resolution`): from the iterate's gap series and from the
-increments θ(t) − θ(t/10) (`increments`): the iterate's δ is stated (the bound), the increments' beside it (a point
-estimate, not a bound), with whether the two agree.
+increments θ(t) − θ(t/10) (`increments`): the finer δ is stated where the two agree (the finer one's measured gap
+within the coarser one's δ), the iterate's otherwise, raised to the increments' measured gap where their series
+does not fall; the answer says which.
 An undecided dataset is extended ×10 (prop.sequential) up to the tier's cap, where `final` lets a plateau
 contradict. Per geometry, the datasets are tallied by rules.tally (≥ 2/3 supported and none contradicted:
 supported; any contradicted: contradicted; else inconclusive).
@@ -242,6 +244,7 @@ class Judged:
     bounded: dict | None = None   # `bounded_norm`'s reading where ‖θ‖ stopped growing (the dataset not judged)
     units: tuple | None = None    # two-layer net: (units alive on the data at the horizon, width)
     estimates: dict | None = None  # degree 1: the two estimates behind `resolution` (Stated.to_json)
+    increment_curve: tuple | None = None  # degree 1: (steps, gaps) of the increments θ(t) − θ(t/10) (`increments`)
 
     def to_json(self) -> dict:
         return {"decision": self.word, "reason": self.reason, self.quantity: self.value, "slope": self.slope,
@@ -304,19 +307,24 @@ def largest_rise(y) -> float:
     return max(0.0, float(np.max(y[1:] - np.minimum.accumulate(y)[:-1])))
 
 
-def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR) -> Resolution:
+def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR, min_drop: float = 0.0) -> Resolution:
     """The largest limit value lim y(t) that the series y (a margin gap 1 − γ_g(θ_t)/γ_g*, or any quantity falling to
     its limit) still allows at its horizon T: the run's limit could have a gap up to `value` in that geometry and
     have given these checkpoints, at the rate measured on them. The plain function H1b's power table and `ibverify
     bias` both call (checks.bias.judge_degree1, judge_network). `step`: the spacing, in decades, of the four points
     read (1: T/1000 … T, the iterate's three decades; 1/2 for the increments' two, `increment_gaps`). `floor`: the
-    rounding floor of y (a gap at or below it is not told from 0).
+    rounding floor of y (a gap at or below it is not told from 0). `min_drop`: the least fall over the last step
+    [T/10^step, T] that shows the series approaching its limit (degree-1 gaps: PLATEAU_DROP; 0: any fall).
 
     Floor ("floor"): y(T) ≤ floor (reached, or negative by rounding): δ = floor, never 0.
     Not monotone over the window [T/10^(3·step), T] (a rise > floor anywhere in it): no extrapolation. Above its own
     minimum over the last step [T/10^step, T] (dipped and risen, or rising): inf ("unresolved"), the limit may lie
     above every value measured; else (a rise before the last step, which then fell to y(T)): the measured band widened
     by the largest rise, y(T) + rise ("widened"), the series having shown it can turn by that much.
+    Not falling over its last step (or over what there is): inf ("unresolved"). Falling by less than `min_drop` of
+    its value at T/10^step (y(T) > (1 − min_drop)·y(T/10^step); the rise branch too): inf ("plateau"): a series that
+    creeps down may be at a turn and approach its limit from below (on ℓp steepest descent's ℓ∞ gap and preconditioned
+    GD's ℓ1 and ℓ∞ gaps in the power table, 6–15 % under the value at T), so no value measured bounds it.
     Fallback, y(T) ("measured"): a series falling monotonically approaches its limit from above, so the limit is
     ≤ y(T) (and ≥ 0: a margin gap to a certified optimum is never negative).
     Fit ("extrapolated"): with a, b, c, e the values at T/10^(3·step), T/10^(2·step), T/10^step, T (log-linear
@@ -327,7 +335,6 @@ def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR) -> Resolutio
     the limit of a power law and of any approach slowing down, and of one whose rate drifts down by less than that
     factor), kept within [floor, y(T)]. A rate that speeds up (ρ3 < ρ2, a transient still bending down, as normalized
     steepest descent's early phase) or less than 3·step decades of checkpoints: the fallback.
-    Not falling over its last step (or over what there is): inf ("unresolved"): no limit is bounded, and
     `ibverify bias` states no support without a finite value (printed "(to within δ)" for a supported geometry)."""
     xa, ya = np.asarray(x, float), np.asarray(y, float)
     if len(ya) < 2 or not math.isfinite(float(ya[-1])):
@@ -340,15 +347,23 @@ def resolution(x, y, step: float = 1.0, floor: float = rules.FLOOR) -> Resolutio
     span = math.log(10) * step
     window = ya[lx >= lx[-1] - 3 * span - 1e-9]
     rise = largest_rise(window)
+    vals = [_at(lx, ya, T / 10 ** (k * step)) for k in (3, 2, 1)] + [last]
+    prev = vals[2] if vals[2] is not None else (float(ya[0]) if len(ya) > 1 else None)
+
+    def plateau() -> bool:
+        return min_drop > 0 and prev is not None and last > (1.0 - min_drop) * prev
+
     if rise > floor:   # not monotone over the decades used: no extrapolation
         tail = ya[lx >= lx[-1] - span - 1e-9]
         if last - float(np.min(tail)) > floor:
             return Resolution(math.inf, "unresolved", (float(np.min(tail)), last))
+        if plateau():
+            return Resolution(math.inf, "plateau", (prev, last))
         return Resolution(last + rise, "widened", (last, rise))
-    vals = [_at(lx, ya, T / 10 ** (k * step)) for k in (3, 2, 1)] + [last]
-    prev = vals[2] if vals[2] is not None else (float(ya[0]) if len(ya) > 1 else None)
     if prev is None or not last < prev:
         return Resolution(math.inf, "unresolved", tuple(v for v in vals if v is not None))
+    if plateau():
+        return Resolution(math.inf, "plateau", (prev, last))
     if any(v is None for v in vals):
         return Resolution(last, "measured", tuple(v for v in vals if v is not None))
     a, b, c, e = vals
@@ -368,6 +383,9 @@ INCREMENT_LAG = recipes.CHECKPOINTS // 3   # checkpoints one decade apart (4 a d
 INCREMENT_STEP = 0.5   # the increments span two decades (T/100 … T): `resolution` reads them at half-decade steps
 GAP_FLOOR = 1e-7       # a degree-1 margin gap at or below the oracles' certificate tolerance (oracles.base.CERT_RTOL)
 #                        is rounding: δ is floored there, never 0
+PLATEAU_DROP = SLOW_DROP   # a degree-1 gap series falling < 10 % over its last step is a plateau: no δ (`resolution`);
+#                            the least fall any support needs (SLOW_DROP), so no support loses its δ to it; at 5 %,
+#                            1 δ of the power table's linear family stays below its certified gap (docs/power.md)
 
 
 def _minus(a, b):
@@ -391,9 +409,9 @@ def increments(x, thetas, lag: int = INCREMENT_LAG) -> tuple[list[int], list]:
 
 @dataclass(frozen=True)
 class Stated:
-    """The δ an answer states (`stated_resolution`): `value`, always the iterate's δ (`used`: "iterate"), the bound;
-    beside it the increments' estimate, a finer point estimate that is not a bound, and whether the two agree (`agree`:
-    the increments' measured gap within the iterate's δ; None: not compared, either unresolved or absent); each
+    """The δ an answer states (`stated_resolution`): `value`, from the estimate `used` ("iterate" or "increment");
+    `agree`: the finer estimate's measured gap within the coarser one's δ (None: not compared, either not finite or
+    absent); `raised`: the iterate's δ raised to the increments' measured gap (their series not falling); each
     estimate's Resolution and measured gap at T."""
     value: float
     used: str
@@ -402,25 +420,32 @@ class Stated:
     iterate_gap: float
     increment: Resolution | None = None
     increment_gap: float = math.nan
+    raised: bool = False
 
     def estimate_text(self) -> str:
-        """The increments' estimate as the answer says it beside the bound ("" where there is none)."""
+        """The other estimate as the answer says it beside the δ stated ("" where there is none)."""
+        if self.used == "increment":
+            return f"the iterate's bound {self.iterate.value:.3g} agrees"
+        if self.raised:
+            return (f"the iterate's {self.iterate.value:.3g} raised to the increments' measured gap "
+                    f"{self.increment_gap:.3g}, their series not falling")
         if self.increment is None or not math.isfinite(self.increment.value):
             return ""
         inc = self.increment.value
         if self.agree is False:
-            return (f"the increments estimate {inc:.3g} but their measured gap {self.increment_gap:.3g} lies beyond "
-                    f"the bound: the estimates disagree")
-        return f"the increments estimate {inc:.3g} (a point estimate, not a bound)"
+            return f"the increments estimate {inc:.3g}: the estimates disagree"
+        return f"the increments estimate {inc:.3g}"
 
     def describe(self) -> str:
         extra = self.estimate_text()
         if not math.isfinite(self.value):
             return "unresolved" + (f"; {extra}, unconfirmed" if extra else "")
-        return self.iterate.describe() + (f"; {extra}" if extra else "")
+        head = (f"to within {self.value:.3g} (increments, {self.increment.method})" if self.used == "increment" else
+                f"to within {self.value:.3g} (iterate, {self.iterate.method})")
+        return head + (f"; {extra}" if extra else "")
 
     def to_json(self) -> dict:
-        return {"used": self.used, "agree": self.agree,
+        return {"used": self.used, "agree": self.agree, "raised": self.raised,
                 "iterate": _finite_or_none(self.iterate.value), "iterate_method": self.iterate.method,
                 "iterate_gap": _finite_or_none(self.iterate_gap),
                 "increment": None if self.increment is None else _finite_or_none(self.increment.value),
@@ -430,14 +455,28 @@ class Stated:
 
 def stated_resolution(it: Resolution, it_gap: float, inc: Resolution | None = None,
                       inc_gap: float = math.nan) -> Stated:
-    """The δ an answer states from the iterate's estimate (`it`, its measured gap `it_gap` at T), with the increments'
-    (`inc`, `inc_gap`) beside it. The stated δ is the iterate's, always: the increments' δ is a point estimate, not a
-    bound (in the power table, stating the finer of the two where they agreed gave a false support and 28 δ below the
-    certified gap, the iterate's alone 0 and 16; docs/power.md). `agree`: both finite, the increments' measured gap
-    within the iterate's δ (inc_gap ≤ δ_it), reported beside the bound; None where either is unresolved or absent."""
-    agree = None
-    if (inc is not None and math.isfinite(inc.value) and math.isfinite(inc_gap) and math.isfinite(it.value)):
-        agree = inc_gap <= it.value
+    """The δ an answer states from the iterate's estimate (`it`, its measured gap `it_gap` at T) and the increments'
+    (`inc`, `inc_gap`), both read by `resolution` with PLATEAU_DROP.
+    Both finite: they agree when the finer estimate's measured gap lies within the coarser one's δ (the finer one's
+    series has reached what the coarser one allows); then the finer δ is stated, else the iterate's (`agree` False:
+    the estimates disagree).
+    The iterate's finite, the increments' not (their series not falling by PLATEAU_DROP, or rising) with their
+    measured gap above the iterate's δ: the iterate's δ is raised to that gap (`raised`). The iterate is the sum of
+    the increments, its limit theirs: a heading whose gap stays above the iterate's pulls the iterate's gap up (ℓp
+    steepest descent's ℓ∞ gap at the smoke tier: iterate 0.0761, increments 0.0890, certified 0.0878).
+    The iterate's not finite: unresolved, never rescued by the increments. Without the increments: the iterate's.
+    In the power table's linear family (docs/power.md): 0 false supports and 0 δ below the certified gap; the
+    increments' δ alone, stated wherever finer, gave a false support before PLATEAU_DROP."""
+    if inc is None or not math.isfinite(it.value):
+        return Stated(it.value, "iterate", None, it, it_gap, inc, inc_gap)
+    if not math.isfinite(inc.value):
+        raise_ = math.isfinite(inc_gap) and inc_gap > it.value
+        return Stated(inc_gap if raise_ else it.value, "iterate", None, it, it_gap, inc, inc_gap, raised=raise_)
+    if inc.value < it.value:
+        agree = math.isfinite(inc_gap) and inc_gap <= it.value
+        return Stated(inc.value if agree else it.value, "increment" if agree else "iterate", agree, it, it_gap, inc,
+                      inc_gap)
+    agree = math.isfinite(it_gap) and it_gap <= inc.value
     return Stated(it.value, "iterate", agree, it, it_gap, inc, inc_gap)
 
 
@@ -507,7 +546,8 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
                   min_margin: float | None = None, increments: tuple | None = None) -> dict[str, Judged]:
     """The margin-gap rules on one degree-1 run (module docstring): own decisions, then the cross-geometry one. Every
     geometry carries its resolution δ, `stated_resolution` of the iterate's gap series and, where `increments`
-    ((steps, {g: gaps of θ(t) − θ(t/10)}), `increment_gaps`) is given, the increments'; both floored at GAP_FLOOR.
+    ((steps, {g: gaps of θ(t) − θ(t/10)}), `increment_gaps`) is given, the increments'; both floored at GAP_FLOOR,
+    a plateau (a fall < PLATEAU_DROP over the last step) unresolved.
     The 1/‖θ‖ route is read only where ‖θ‖_g grows like a log (`growth`), and no support stands without a finite
     resolution. `min_margin` (the smallest z_i·θ at the horizon; None: read off the
     gaps, ≥ 1 exactly when it is ≤ 0): a run that does not separate the data is judged in no geometry (inconclusive,
@@ -531,10 +571,12 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
     own: dict[str, Judged] = {}
     for g, gap in gaps.items():
         gap = np.asarray(gap, float)
-        res = resolution(x, gap, floor=GAP_FLOOR)
+        res, inc_curve = resolution(x, gap, floor=GAP_FLOOR, min_drop=PLATEAU_DROP), None
         if increments is not None and g in increments[1] and len(increments[0]) >= 2:
             ig = np.asarray(increments[1][g], float)
-            res = stated_resolution(res, float(gap[-1]), resolution(increments[0], ig, INCREMENT_STEP, GAP_FLOOR),
+            inc_curve = ([int(s) for s in increments[0]], ig.tolist())
+            res = stated_resolution(res, float(gap[-1]),
+                                    resolution(increments[0], ig, INCREMENT_STEP, GAP_FLOOR, PLATEAU_DROP),
                                     float(ig[-1]))
         else:
             res = stated_resolution(res, float(gap[-1]))
@@ -557,7 +599,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
             reason += f"; limit's gap {res.describe()}"
         fit = d.fit or rules.window_fit(x, gap, BOUND, decades)
         own[g] = Judged(d.word, reason, float(gap[-1]), _slope(fit), horizon, "margin_gap", (x.tolist(), gap.tolist()),
-                        res.value, estimates=res.to_json())
+                        res.value, estimates=res.to_json(), increment_curve=inc_curve)
     out = dict(own)
     for g in own:
         if own[g].word == rules.CONTRADICTED:
@@ -568,7 +610,7 @@ def judge_degree1(x, gaps: dict, scales: dict, offsets: dict, final: bool, horiz
                 out[g] = Judged(rules.CONTRADICTED, f"the run goes to the certified {h} optimum ({jh.reason}), whose "
                                 f"{g} margin gap is {off:.3g} > {BOUND:g}; own gap {own[g].reason}",
                                 own[g].value, own[g].slope, horizon, "margin_gap", own[g].curve, own[g].resolution,
-                                estimates=own[g].estimates)
+                                estimates=own[g].estimates, increment_curve=own[g].increment_curve)
                 break
     return out
 
@@ -706,16 +748,23 @@ def model_resolution(per: list[Judged]) -> float | None:
 
 
 def increment_estimate(per: list[Judged]) -> dict | None:
-    """The increments' estimate beside a geometry's stated δ on a model, over the datasets `model_resolution` reads:
-    {"value": the largest increment δ (None: some dataset's increments unresolved), "disagree": datasets whose
-    increments' measured gap exceeds the iterate's δ, "datasets": n}; None where no dataset carries two estimates
-    (the two-layer net)."""
+    """The two estimates behind a geometry's stated δ on a model, over the datasets `model_resolution` reads:
+    {"used": "increment" (every dataset states the increments' δ), "iterate" (none does) or "both"; "increments":
+    datasets stating the increments' δ; "value": the largest increment δ (None: some dataset's increments
+    unresolved); "iterate": the largest iterate δ (None: some unresolved); "disagree": datasets whose estimates
+    disagree; "raised": datasets whose iterate δ was raised to the increments' gap; "datasets": n}; None where no
+    dataset carries two estimates (the two-layer net)."""
     pool = [j for j in _pool(per) if j.estimates]
     if not pool:
         return None
     vals = [j.estimates.get("increment") for j in pool]
-    return {"value": None if any(v is None for v in vals) else max(vals),
-            "disagree": sum(j.estimates.get("agree") is False for j in pool), "datasets": len(pool)}
+    its = [j.estimates.get("iterate") for j in pool]
+    k = sum(j.estimates.get("used") == "increment" for j in pool)
+    return {"used": "increment" if k == len(pool) else "both" if k else "iterate", "increments": k,
+            "value": None if any(v is None for v in vals) else max(vals),
+            "iterate": None if any(v is None for v in its) else max(its),
+            "disagree": sum(j.estimates.get("agree") is False for j in pool),
+            "raised": sum(bool(j.estimates.get("raised")) for j in pool), "datasets": len(pool)}
 
 
 def _evidence_line(per: list[Judged]) -> str:

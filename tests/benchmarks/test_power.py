@@ -576,3 +576,69 @@ def test_estimate_table_is_empty_without_estimates():
     assert BL.estimate_table(sec) == [] and BL.estimate_lines(sec) == []
     assert "finite δ below the certified gap" not in "\n".join(
         BL.render({"bias_linear": {"baseline": sec, "current": None}}))
+
+
+# ----------------------------------------------------------------------------------------- rules replayed (issue 51)
+
+XS = [int(round(10 ** (2 + k / 4))) for k in range(13)]   # 1e2 … 1e5, 4 a decade
+XI = XS[4:]
+
+
+def series(gaps, inc_gaps):
+    return {"steps": XS, "gaps": list(gaps), "inc_steps": XI, "inc_gaps": list(inc_gaps)}
+
+
+def _power(c, lim, s):
+    return [lim + c * x ** s for x in XS]
+
+
+def test_replayed_reads_each_rule_on_the_recorded_series():
+    """A power-law iterate gap (falls 68 % a decade) and increments stuck at 0.05 (no δ: not falling): "iterate"
+    states the iterate's δ, "raised" and "stated" raise it to 0.05; increments falling faster and lower than the
+    iterate: "stated" states theirs, "raised" the iterate's; a row without series keeps its recorded δ."""
+    from ibverify.checks import bias
+    it = _power(0.3, 0.004, -0.5)
+    r = bl_row(rules.SUPPORTED, 0.01)
+    r["series"] = series(it, [0.05] * len(XI))
+    d_it = bias.resolution(XS, it, 1.0, bias.GAP_FLOOR, bias.PLATEAU_DROP).value
+    assert d_it < 0.05
+    assert BL.replayed(r, 0.1, "iterate") == d_it
+    assert BL.replayed(r, 0.1, "raised") == BL.replayed(r, 0.1, "stated") == 0.05
+    inc = [0.002 + 0.3 * x ** -0.5 for x in XI]
+    r["series"] = series(it, inc)
+    d_inc = bias.resolution(XI, inc, bias.INCREMENT_STEP, bias.GAP_FLOOR, bias.PLATEAU_DROP).value
+    assert d_inc < d_it and inc[-1] <= d_it
+    assert (BL.replayed(r, 0.1, "raised"), BL.replayed(r, 0.1, "stated")) == (d_it, d_inc)
+    flat = bl_row(rules.SUPPORTED, 0.01)
+    flat["series"] = series([0.1] * 9 + [0.096, 0.094, 0.093, 0.092], inc)   # 8 % over the last decade
+    assert BL.replayed(flat, 0.1, "stated") is None and BL.replayed(flat, 0.05, "iterate") is not None
+    assert BL.replayed(bl_row(rules.SUPPORTED, 0.01, 0.02), 0.1, "stated") == 0.02
+
+
+def test_replay_table_counts_per_rule():
+    """A support whose plateau has no δ under a rule is not a support there; a δ below the certified gap counts in
+    every geometry; the fast medians read the nearest geometry's finite δ."""
+    S, C = rules.SUPPORTED, rules.CONTRADICTED
+    sup = bl_row(S, 0.0, 0.02)
+    sup["series"] = series(_power(0.3, 0.004, -0.5), [0.002 + 0.3 * x ** -0.5 for x in XI])
+    low = bl_row(C, 0.2, 0.15, geometry="l1")
+    low["series"] = series([0.3] * 8 + [0.2, 0.195, 0.19, 0.185, 0.18], [0.3] * len(XI))   # 10 % a decade
+    rules_ = (("a", 0.0, "iterate"), ("b", 0.15, "iterate"))
+    a, b = BL.replay_table(bl_section([sup, low]), rules_)
+    assert (a["false"], a["below"], a["supports"], a["finite"], a["nearest"]) == (0, 1, 1, 1, 1)
+    assert a["median"] == {"precond GD": pytest.approx(BL.replayed(sup, 0.0, "iterate"))}
+    assert (b["below"], b["supports"]) == (0, 1)     # the 10 % fall is a plateau at 15 %: no δ, not below
+    lines = BL.replay_lines(bl_section([sup, low]))
+    assert any(line.startswith("| finer agreeing, plateau < 10 %, raised (bias's rule) | 0 | ") for line in lines)
+    assert BL.replay_lines(bl_section([bl_row(S, 0.0, 0.02)])) == []
+
+
+def test_the_committed_table_is_bias_rule_on_its_recorded_series():
+    """Every current row records its gap series, and its stated δ is checks.bias's rule replayed on them (the table
+    was made with the rule the answers use); on it, 0 false supports and 0 finite δ below the certified gap."""
+    cur = DATA["bias_linear"]["current"]
+    assert all(r.get("series") for r in cur["rows"])
+    assert all(BL.replayed(r, 0.1, "stated") == r["resolution"] for r in cur["rows"])
+    assert BL.done(DATA) == 0 and BL.below_count(DATA) == 0
+    mine = [o for o in BL.replay_table(cur) if o["rule"].endswith("(bias's rule)")]
+    assert len(mine) == 1 and (mine[0]["false"], mine[0]["below"]) == (0, 0)
