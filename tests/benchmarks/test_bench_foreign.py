@@ -62,3 +62,16 @@ def test_check_fails_on_a_page_whose_table_differs(tmp_path, monkeypatch, capsys
     records.write_text(json.dumps([{**RECORD, "cpu_s": 12.0}]))
     assert bench.main(["--check", "--json", str(records)]) == 1
     assert "run python benchmarks/bench_foreign.py --docs" in capsys.readouterr().err
+
+
+def test_a_split_case_writes_the_split_with_the_first_class_positive(tmp_path):
+    import numpy as np
+    from sklearn.datasets import load_iris
+
+    argv = load().data_args("iris0v2", tmp_path)
+    assert argv[0] == "--data" and argv[2:] == ["--standardize"]
+    with np.load(argv[1]) as f:
+        X, y = f["X"], f["y"]
+    Xi, yi = load_iris(return_X_y=True)
+    assert X.shape == (100, 4) and (y == 1).sum() == (y == -1).sum() == 50
+    assert np.array_equal(X[y == 1], Xi[yi == 0]) and np.array_equal(X[y == -1], Xi[yi == 2])
