@@ -75,3 +75,11 @@ def test_a_split_case_writes_the_split_with_the_first_class_positive(tmp_path):
     Xi, yi = load_iris(return_X_y=True)
     assert X.shape == (100, 4) and (y == 1).sum() == (y == -1).sum() == 50
     assert np.array_equal(X[y == 1], Xi[yi == 0]) and np.array_equal(X[y == -1], Xi[yi == 2])
+
+
+def test_a_refusal_is_rendered_as_one_not_as_an_answer():
+    mod = load()
+    refused = {**RECORD, "case": "signum@two-layer@smoke@digits1v2", "supported": [], "refused": "ibverify: error: x"}
+    row = [x for x in mod.render([refused]).splitlines() if x.startswith("| `")][0]
+    assert "| refused (exit 2) |" in row and "| none |" not in row
+    assert "| linf |" in [x for x in mod.render([RECORD]).splitlines() if x.startswith("| `")][0]
