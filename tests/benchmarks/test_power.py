@@ -642,3 +642,23 @@ def test_the_committed_table_is_bias_rule_on_its_recorded_series():
     assert BL.done(DATA) == 0 and BL.below_count(DATA) == 0
     mine = [o for o in BL.replay_table(cur) if o["rule"].endswith("(bias's rule)")]
     assert len(mine) == 1 and (mine[0]["false"], mine[0]["below"]) == (0, 0)
+
+
+def test_the_held_out_draw_is_measured_on_its_own_seeds_and_the_module_seeds_restored(monkeypatch):
+    seen = []
+    monkeypatch.setattr(BL, "measure", lambda g, n, say=print: seen.append((BL.DATA_SEED, BL.GAUSS_SEED0, g, n)) or {})
+    kept = BL.DATA_SEED, BL.GAUSS_SEED0
+    BL.measure_held_out()
+    assert seen == [(BL.HELD_OUT["data_seed"], BL.HELD_OUT["gauss_seed0"], BL.HELD_OUT["generated"],
+                     BL.HELD_OUT["gaussians"])]
+    assert (BL.DATA_SEED, BL.GAUSS_SEED0) == kept and kept != (BL.HELD_OUT["data_seed"], BL.HELD_OUT["gauss_seed0"])
+
+
+def test_the_held_out_section_is_rendered_with_its_draw():
+    assert BL.held_out_lines(None) == []
+    sec = {"settings": {"generated": 3, "gaussians": 2, "data_seed": 8181, "gauss_seed0": 81000}, "rows": [{}] * 7,
+           "date": "2026-12-08", "commit": "abc1234", "cpu_minutes": 5.9}
+    text = "\n".join(BL.held_out_lines(sec))
+    assert "### Held out" in text
+    assert "3 generated datasets (data seed 8181) and 2 Gaussian sets (seeds from 81000)" in text
+    assert "7 rows, measured 2026-12-08 at commit abc1234 (5.9 CPU-min" in text
