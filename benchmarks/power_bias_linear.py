@@ -830,6 +830,8 @@ RULES = (("iterate, any fall (before issue 51 item 2)", 0.0, "iterate"),
 def replayed(r: dict, min_drop: float, combine: str) -> float | None:
     """A row's δ under a candidate rule, from its recorded series (None: not finite; the recorded δ where the row
     has no series)."""
+    if combine not in ("iterate", "raised", "finer"):
+        raise ValueError(f"unknown rule combination {combine!r}")
     s = r.get("series")
     if s is None:
         return r.get("resolution")
