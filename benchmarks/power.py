@@ -897,14 +897,16 @@ def main(argv=None) -> int:
     ap.add_argument("--family", choices=("bias-linear",), help="measure this family only and merge it into the JSON")
     ap.add_argument("--as-baseline", action="store_true",
                     help="with --family bias-linear: record it as the baseline (before bias stated a resolution)")
+    ap.add_argument("--held-out", action="store_true",
+                    help="with --family bias-linear: measure it on the held-out draw (power_bias_linear.HELD_OUT)")
     ap.add_argument("--json", type=Path, default=JSON)
     ap.add_argument("--page", type=Path, default=PAGE)
     ap.add_argument("--figure", type=Path, default=BL.FIGURE)
     a = ap.parse_args(argv)
     if a.check:
         return check(a.json, a.page)
-    if a.as_baseline and a.family is None:
-        print("power.py: --as-baseline needs --family bias-linear", file=sys.stderr)
+    if (a.as_baseline or a.held_out) and a.family is None:
+        print("power.py: --as-baseline and --held-out need --family bias-linear", file=sys.stderr)
         return 2
     if not a.render:
         if a.datasets < 1 or a.jobs < 1:
@@ -918,9 +920,10 @@ def main(argv=None) -> int:
         else:
             new = old
         if a.family is not None or new.get("bias_linear") is not None:   # the linear-bias family: measured too
-            part = {**BL.measure(), "commit": commit(), "date": time.strftime("%Y-%m-%d")}
+            part = {**(BL.measure_held_out() if a.held_out else BL.measure()), "commit": commit(),
+                    "date": time.strftime("%Y-%m-%d")}
             sec = new.get("bias_linear") or {"baseline": part, "current": None}
-            sec["baseline" if a.as_baseline else "current"] = part
+            sec["held_out" if a.held_out else "baseline" if a.as_baseline else "current"] = part
             new["bias_linear"] = sec
         a.json.write_text(json.dumps(plain(new), indent=1, ensure_ascii=False) + "\n")
     data = json.loads(a.json.read_text())

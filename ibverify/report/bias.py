@@ -66,15 +66,17 @@ def resolution_text(model: dict, g: str, power: dict | None = None) -> str:
 
 def increment_misses(power: dict | None = None) -> tuple[int, int] | None:
     """(finite increment δ below the limit's certified gap by more than the truth's tolerance, finite increment δ)
-    over the power table's linear `bias` rows (every geometry, decision and tier; docs/power.md); None where the table
-    or its estimates are absent. `power`: the table (default: the package's ibverify/report/power.json)."""
+    over the power table's linear `bias` rows (every geometry, decision and tier, the held-out draw's included;
+    docs/power.md); None where the table or its estimates are absent. `power`: the table (default: the package's
+    ibverify/report/power.json)."""
     power = power if power is not None else power_table()
     sec = (power or {}).get("bias_linear") or {}
     cur = sec.get("current") or sec.get("baseline")
     if not cur:
         return None
     tol = cur["settings"]["truth_tol"]
-    incs = [(r["true_gap"], r["estimates"]["increment"]) for r in cur["rows"]
+    rows = cur["rows"] + ((sec.get("held_out") or {}).get("rows") or [])
+    incs = [(r["true_gap"], r["estimates"]["increment"]) for r in rows
             if (r.get("estimates") or {}).get("increment") is not None]
     if not incs:
         return None

@@ -603,16 +603,18 @@ def test_replayed_reads_each_rule_on_the_recorded_series():
     d_it = bias.resolution(XS, it, 1.0, bias.GAP_FLOOR, bias.PLATEAU_DROP).value
     assert d_it < 0.05
     assert BL.replayed(r, 0.1, "iterate") == d_it
-    assert BL.replayed(r, 0.1, "raised") == BL.replayed(r, 0.1, "stated") == 0.05
+    assert BL.replayed(r, 0.1, "raised") == BL.replayed(r, 0.1, "finer") == 0.05
     inc = [0.002 + 0.3 * x ** -0.5 for x in XI]
     r["series"] = series(it, inc)
     d_inc = bias.resolution(XI, inc, bias.INCREMENT_STEP, bias.GAP_FLOOR, bias.PLATEAU_DROP).value
     assert d_inc < d_it and inc[-1] <= d_it
-    assert (BL.replayed(r, 0.1, "raised"), BL.replayed(r, 0.1, "stated")) == (d_it, d_inc)
+    assert (BL.replayed(r, 0.1, "raised"), BL.replayed(r, 0.1, "finer")) == (d_it, d_inc)
+    with pytest.raises(ValueError, match="unknown rule"):
+        BL.replayed(r, 0.1, "stated")
     flat = bl_row(rules.SUPPORTED, 0.01)
     flat["series"] = series([0.1] * 9 + [0.096, 0.094, 0.093, 0.092], inc)   # 8 % over the last decade
-    assert BL.replayed(flat, 0.1, "stated") is None and BL.replayed(flat, 0.05, "iterate") is not None
-    assert BL.replayed(bl_row(rules.SUPPORTED, 0.01, 0.02), 0.1, "stated") == 0.02
+    assert BL.replayed(flat, 0.1, "finer") is None and BL.replayed(flat, 0.05, "iterate") is not None
+    assert BL.replayed(bl_row(rules.SUPPORTED, 0.01, 0.02), 0.1, "raised") == 0.02
 
 
 def test_replay_table_counts_per_rule():
@@ -629,7 +631,7 @@ def test_replay_table_counts_per_rule():
     assert a["median"] == {"precond GD": pytest.approx(BL.replayed(sup, 0.0, "iterate"))}
     assert (b["below"], b["supports"]) == (0, 1)     # the 10 % fall is a plateau at 15 %: no δ, not below
     lines = BL.replay_lines(bl_section([sup, low]))
-    assert any(line.startswith("| finer agreeing, plateau < 10 %, raised (bias's rule) | 0 | ") for line in lines)
+    assert any(line.startswith("| iterate, plateau < 10 %, raised (bias's rule) | 0 | ") for line in lines)
     assert BL.replay_lines(bl_section([bl_row(S, 0.0, 0.02)])) == []
 
 
@@ -638,7 +640,31 @@ def test_the_committed_table_is_bias_rule_on_its_recorded_series():
     was made with the rule the answers use); on it, 0 false supports and 0 finite δ below the certified gap."""
     cur = DATA["bias_linear"]["current"]
     assert all(r.get("series") for r in cur["rows"])
-    assert all(BL.replayed(r, 0.1, "stated") == r["resolution"] for r in cur["rows"])
+    assert all(BL.replayed(r, 0.1, "raised") == r["resolution"] for r in cur["rows"])
     assert BL.done(DATA) == 0 and BL.below_count(DATA) == 0
     mine = [o for o in BL.replay_table(cur) if o["rule"].endswith("(bias's rule)")]
     assert len(mine) == 1 and (mine[0]["false"], mine[0]["below"]) == (0, 0)
+    # the held-out draw: bias's rule has no false support there, the finer-agreeing candidate has (why not stated)
+    held = {o["rule"]: o for o in BL.replay_table(DATA["bias_linear"]["held_out"])}
+    assert held["iterate, plateau < 10 %, raised (bias's rule)"]["false"] == 0
+    assert held["finer agreeing, plateau < 10 %, raised"]["false"] >= 1
+
+
+def test_the_held_out_draw_is_measured_on_its_own_seeds_and_the_module_seeds_restored(monkeypatch):
+    seen = []
+    monkeypatch.setattr(BL, "measure", lambda g, n, say=print: seen.append((BL.DATA_SEED, BL.GAUSS_SEED0, g, n)) or {})
+    kept = BL.DATA_SEED, BL.GAUSS_SEED0
+    BL.measure_held_out()
+    assert seen == [(BL.HELD_OUT["data_seed"], BL.HELD_OUT["gauss_seed0"], BL.HELD_OUT["generated"],
+                     BL.HELD_OUT["gaussians"])]
+    assert (BL.DATA_SEED, BL.GAUSS_SEED0) == kept and kept != (BL.HELD_OUT["data_seed"], BL.HELD_OUT["gauss_seed0"])
+
+
+def test_the_held_out_section_is_rendered_with_its_draw():
+    assert BL.held_out_lines(None) == []
+    sec = {"settings": {"generated": 3, "gaussians": 2, "data_seed": 8181, "gauss_seed0": 81000}, "rows": [{}] * 7,
+           "date": "2026-12-08", "commit": "abc1234", "cpu_minutes": 5.9}
+    text = "\n".join(BL.held_out_lines(sec))
+    assert "### Held out" in text
+    assert "3 generated datasets (data seed 8181) and 2 Gaussian sets (seeds from 81000)" in text
+    assert "7 rows, measured 2026-12-08 at commit abc1234 (5.9 CPU-min" in text
