@@ -408,7 +408,8 @@ def increments(x, thetas, lag: int = INCREMENT_LAG) -> tuple[list[int], list]:
 
 @dataclass(frozen=True)
 class Stated:
-    """The δ an answer states (`stated_resolution`): `value`, from the estimate `used` ("iterate" or "increment");
+    """The δ an answer states (`stated_resolution`): `value`, from the estimate `used` ("iterate" since the held-out
+    draw; "increment" is read back from records made before, and still rendered);
     `agree`: the finer estimate's measured gap within the coarser one's δ (None: not compared, either not finite or
     absent); `raised`: the iterate's δ raised to the increments' measured gap (their series not falling); each
     estimate's Resolution and measured gap at T."""
